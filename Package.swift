@@ -1,0 +1,32 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "VoicePipe",
+    products: [
+        .library(name: "VoicePipeCore", targets: ["VoicePipeCore"]),
+        .library(name: "VoicePipeIO", targets: ["VoicePipeIO"]),
+        .executable(name: "voicepipe", targets: ["voicepipe"]),
+    ],
+    targets: [
+        // Pure Swift: formats, the format guard, DSP kernels, the converters. No Foundation, no I/O.
+        // The standard library's rounding and square root lower to libm calls in debug builds.
+        .target(name: "VoicePipeCore", linkerSettings: [.linkedLibrary("m")]),
+
+        // System C libraries, found with pkg-config; `providers` names the Debian package to install.
+        .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
+        .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+
+        // Files (libsndfile), devices (ALSA), and the libsamplerate resampler backend.
+        .target(name: "VoicePipeIO", dependencies: ["VoicePipeCore", "CSampleRate", "CSndFile", "CALSA"]),
+
+        // The command-line tool: argument handling over the modules above.
+        .executableTarget(name: "voicepipe", dependencies: ["VoicePipeCore", "VoicePipeIO"]),
+
+        // Signal generators and dB measurement shared by the test targets.
+        .target(name: "VoicePipeTestSupport", dependencies: ["VoicePipeCore"]),
+
+        .testTarget(name: "VoicePipeCoreTests", dependencies: ["VoicePipeCore", "VoicePipeTestSupport"]),
+    ]
+)

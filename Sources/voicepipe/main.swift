@@ -1,0 +1,3 @@
+import VoicePipeIO
+
+print("voicepipe (\(LibraryVersions.sndfile), \(LibraryVersions.samplerate), alsa-lib \(LibraryVersions.alsa))")
