@@ -18,26 +18,46 @@ public enum Measurement {
 
     /// Least-squares fit of DC + tone at `frequency` over `samples`.
     public static func fitTone<S: Collection>(_ samples: S, frequency: Double, sampleRate: Double) -> ToneFit where S.Element: BinaryFloatingPoint {
+        fitTones(samples, frequencies: [frequency], sampleRate: sampleRate)[0]
+    }
+
+    /// Joint least-squares fit of DC + one tone per frequency; separates tones exactly however
+    /// close in level (a strong tone does not leak into a weak one's estimate).
+    /// - Returns: one fit per frequency; all share the DC and the residual.
+    public static func fitTones<S: Collection>(_ samples: S, frequencies: [Double], sampleRate: Double) -> [ToneFit] where S.Element: BinaryFloatingPoint {
         let x = samples.map { Double($0) }
-        let w = 2 * Double.pi * frequency / sampleRate
-        // Normal equations for [1, cos, sin].
-        var m = [[Double]](repeating: [0, 0, 0], count: 3)
-        var v = [0.0, 0.0, 0.0]
-        for (n, value) in x.enumerated() {
-            let basis = [1.0, cos(w * Double(n)), sin(w * Double(n))]
-            for i in 0..<3 {
-                v[i] += basis[i] * value
-                for j in 0..<3 { m[i][j] += basis[i] * basis[j] }
+        let size = 1 + 2 * frequencies.count
+        let omegas = frequencies.map { 2 * Double.pi * $0 / sampleRate }
+        var m = [[Double]](repeating: [Double](repeating: 0, count: size), count: size)
+        var v = [Double](repeating: 0, count: size)
+        var basis = [Double](repeating: 0, count: size)
+        func fillBasis(_ n: Int) {
+            basis[0] = 1
+            for (k, w) in omegas.enumerated() {
+                basis[1 + 2 * k] = cos(w * Double(n))
+                basis[2 + 2 * k] = sin(w * Double(n))
             }
         }
-        let (dc, a, b) = solve3(m, v)
+        for (n, value) in x.enumerated() {
+            fillBasis(n)
+            for i in 0..<size {
+                v[i] += basis[i] * value
+                for j in 0..<size { m[i][j] += basis[i] * basis[j] }
+            }
+        }
+        let c = solve(m, v)
         var residual = 0.0
         for (n, value) in x.enumerated() {
-            let model = dc + a * cos(w * Double(n)) + b * sin(w * Double(n))
+            fillBasis(n)
+            var model = 0.0
+            for i in 0..<size { model += c[i] * basis[i] }
             residual += (value - model) * (value - model)
         }
-        let amplitude = (a * a + b * b).squareRoot()
-        return ToneFit(amplitude: amplitude, phase: atan2(a, b), dc: dc, residualRMS: (residual / Double(max(x.count, 1))).squareRoot())
+        let residualRMS = (residual / Double(max(x.count, 1))).squareRoot()
+        return frequencies.indices.map { k in
+            let a = c[1 + 2 * k], b = c[2 + 2 * k]
+            return ToneFit(amplitude: (a * a + b * b).squareRoot(), phase: atan2(a, b), dc: c[0], residualRMS: residualRMS)
+        }
     }
 
     /// RMS of the samples.
@@ -76,25 +96,27 @@ public enum Measurement {
         return denominator == 0 ? Double(i) : Double(i) + 0.5 * (a - c) / denominator
     }
 
-    private static func solve3(_ m: [[Double]], _ v: [Double]) -> (Double, Double, Double) {
+    /// Solves m·x = v by Gaussian elimination with partial pivoting.
+    private static func solve(_ m: [[Double]], _ v: [Double]) -> [Double] {
         var a = m
         var b = v
-        for col in 0..<3 {
-            let pivot = (col..<3).max { abs(a[$0][col]) < abs(a[$1][col]) } ?? col
+        let n = v.count
+        for col in 0..<n {
+            let pivot = (col..<n).max { abs(a[$0][col]) < abs(a[$1][col]) } ?? col
             a.swapAt(col, pivot)
             b.swapAt(col, pivot)
-            for row in (col + 1)..<3 {
+            for row in (col + 1)..<n {
                 let f = a[row][col] / a[col][col]
-                for k in col..<3 { a[row][k] -= f * a[col][k] }
+                for k in col..<n { a[row][k] -= f * a[col][k] }
                 b[row] -= f * b[col]
             }
         }
-        var x = [0.0, 0.0, 0.0]
-        for row in stride(from: 2, through: 0, by: -1) {
+        var x = [Double](repeating: 0, count: n)
+        for row in stride(from: n - 1, through: 0, by: -1) {
             var s = b[row]
-            for k in (row + 1)..<3 { s -= a[row][k] * x[k] }
+            for k in (row + 1)..<n { s -= a[row][k] * x[k] }
             x[row] = s / a[row][row]
         }
-        return (x[0], x[1], x[2])
+        return x
     }
 }

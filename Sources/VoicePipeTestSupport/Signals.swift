@@ -15,13 +15,18 @@ public enum Signals {
     /// passes that band must reproduce it exactly, centred at the same time.
     public static func bandLimitedPulse(at time: Double, bandwidth: Double, amplitude: Double, sampleRate: Double, frames: Int, halfWidth: Double = 0.004) -> [Double] {
         (0..<frames).map { n in
-            let t = Double(n) / sampleRate - time
-            guard abs(t) < halfWidth else { return 0 }
-            let x = 2 * bandwidth * t
-            let sinc = x == 0 ? 1 : sin(.pi * x) / (.pi * x)
-            let w = 0.42 + 0.5 * cos(.pi * t / halfWidth) + 0.08 * cos(2 * .pi * t / halfWidth)
-            return amplitude * sinc * w
+            amplitude * pulseShape(Double(n) / sampleRate - time, bandwidth: bandwidth, halfWidth: halfWidth)
         }
+    }
+
+    /// The pulse of ``bandLimitedPulse(at:bandwidth:amplitude:sampleRate:frames:halfWidth:)`` at
+    /// `t` seconds from its centre, peak 1.
+    public static func pulseShape(_ t: Double, bandwidth: Double, halfWidth: Double = 0.004) -> Double {
+        guard abs(t) < halfWidth else { return 0 }
+        let x = 2 * bandwidth * t
+        let sinc = x == 0 ? 1 : sin(.pi * x) / (.pi * x)
+        let w = 0.42 + 0.5 * cos(.pi * t / halfWidth) + 0.08 * cos(2 * .pi * t / halfWidth)
+        return sinc * w
     }
 
     /// A logarithmic sine sweep from `from` to `to` Hz over `frames` samples.

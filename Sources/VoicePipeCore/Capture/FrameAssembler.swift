@@ -1,0 +1,89 @@
+/// One frame of capture output: 16 kHz mono Int16 samples and their level.
+///
+/// `samples` points into the converter's own storage and is valid only during the callback that
+/// receives the frame; copy what you keep.
+public struct CaptureFrame {
+    /// The frame's samples (the frame length, or fewer for the last frame of a stream).
+    public let samples: UnsafeBufferPointer<Int16>
+    /// Peak, dBFS and digital-silence flag of this frame.
+    public let level: PeakLevel
+    /// Zero-based position of this frame in the stream.
+    public let index: Int
+    /// Output-sample index of the frame's first sample (divide by 16 000 for seconds).
+    public let startSample: Int
+}
+
+/// Cuts a stream of Float32 samples into fixed-length Int16 frames with their peak level.
+///
+/// The frame length is fixed at init; ``flush(_:)`` delivers the last, partial frame.
+public final class FrameAssembler {
+    /// Samples per full frame.
+    public let frameLength: Int
+    private let floatFrame: UnsafeMutablePointer<Float>
+    private let intFrame: UnsafeMutablePointer<Int16>
+    private var filled = 0
+    private var nextIndex = 0
+    private var nextStart = 0
+
+    public init(frameLength: Int) {
+        self.frameLength = max(frameLength, 1)
+        floatFrame = .allocate(capacity: self.frameLength)
+        floatFrame.initialize(repeating: 0, count: self.frameLength)
+        intFrame = .allocate(capacity: self.frameLength)
+        intFrame.initialize(repeating: 0, count: self.frameLength)
+    }
+
+    deinit {
+        floatFrame.deallocate()
+        intFrame.deallocate()
+    }
+
+    /// Frames delivered so far in this stream.
+    public var framesDelivered: Int { nextIndex }
+
+    /// Appends samples; calls `deliver` for every frame completed.
+    public func append(_ samples: UnsafeBufferPointer<Float>, _ deliver: (CaptureFrame) throws -> Void) rethrows {
+        guard let base = samples.baseAddress else { return }
+        var offset = 0
+        while offset < samples.count {
+            let take = min(frameLength - filled, samples.count - offset)
+            (floatFrame + filled).update(from: base + offset, count: take)
+            filled += take
+            offset += take
+            if filled == frameLength {
+                try emit(deliver)
+            }
+        }
+    }
+
+    /// Delivers the partial frame, if any, and starts a new stream.
+    public func flush(_ deliver: (CaptureFrame) throws -> Void) rethrows {
+        if filled > 0 {
+            try emit(deliver)
+        }
+        reset()
+    }
+
+    /// Drops any partial frame and starts a new stream.
+    public func reset() {
+        filled = 0
+        nextIndex = 0
+        nextStart = 0
+    }
+
+    private func emit(_ deliver: (CaptureFrame) throws -> Void) rethrows {
+        let count = filled
+        let floats = UnsafeBufferPointer(start: floatFrame, count: count)
+        let ints = UnsafeMutableBufferPointer(start: intFrame, count: count)
+        SampleConversion.int16(floats, into: ints)
+        let frame = CaptureFrame(
+            samples: UnsafeBufferPointer(ints),
+            level: PeakLevel(float: floats, int16: UnsafeBufferPointer(ints)),
+            index: nextIndex,
+            startSample: nextStart)
+        filled = 0
+        nextIndex += 1
+        nextStart += count
+        try deliver(frame)
+    }
+}

@@ -1,0 +1,48 @@
+/// The level of one frame of capture output: how loud it is, and whether it is digital silence.
+///
+/// A dead microphone delivers exact zeros; a quiet room delivers small non-zero noise. The two
+/// differ in ``isDigitalSilence`` even when the noise is too quiet to survive Int16 rounding,
+/// because silence is judged on the converter's Float32 output before rounding (which is exactly
+/// zero only when the input it came from was exactly zero).
+public struct PeakLevel: Sendable, Hashable, CustomStringConvertible {
+    /// Largest |sample| of the Int16 output, 0 … 32768 (computed wider than Int16).
+    public let peak: Int
+    /// Largest |sample| before rounding, in dB relative to full scale (1.0 = 0 dBFS); −∞ only for
+    /// digital silence. Above 0 means the output clipped.
+    public let dBFS: Double
+    /// Every sample of the frame was exactly zero before rounding.
+    public let isDigitalSilence: Bool
+
+    public init(peak: Int, dBFS: Double, isDigitalSilence: Bool) {
+        self.peak = peak
+        self.dBFS = dBFS
+        self.isDigitalSilence = isDigitalSilence
+    }
+
+    /// Measures a frame from its Float32 samples and their Int16 rounding.
+    @inlinable
+    public init(float samples: UnsafeBufferPointer<Float>, int16 rounded: UnsafeBufferPointer<Int16>) {
+        var floatPeak: Float = 0
+        for x in samples {
+            floatPeak = Swift.max(floatPeak, x.magnitude)
+        }
+        var intPeak: Int32 = 0
+        for x in rounded {
+            intPeak = Swift.max(intPeak, Int32(x.magnitude))
+        }
+        self.init(peak: Int(intPeak), dBFS: Elementary.decibels(amplitudeRatio: Double(floatPeak)), isDigitalSilence: floatPeak == 0)
+    }
+
+    public var description: String {
+        isDigitalSilence ? "digital silence" : "peak \(peak) (\(PeakLevel.format(dBFS)) dBFS)"
+    }
+
+    /// A dB value with one decimal, "-inf" for −∞, without Foundation.
+    public static func format(_ dB: Double) -> String {
+        guard dB.isFinite else { return dB < 0 ? "-inf" : "inf" }
+        let tenths = (dB * 10).rounded()
+        let sign = tenths < 0 ? "-" : ""
+        let magnitude = Int(tenths.magnitude)
+        return "\(sign)\(magnitude / 10).\(magnitude % 10)"
+    }
+}
