@@ -1,0 +1,91 @@
+import Testing
+import VoicePipeCore
+import VoicePipeTestSupport
+
+/// Streaming rules for the built-in resampler: exact lengths, identical output however the input
+/// is cut, flush drains, reset restarts.
+struct ResamplerStreamingTests {
+    static let ratePairs: [(Double, Double)] = [
+        (48_000, 16_000), (44_100, 16_000), (8_000, 16_000), (22_050, 16_000), (32_000, 16_000),
+        (16_000, 16_000), (96_000, 16_000), (11_025, 16_000), (24_000, 48_000), (24_000, 44_100),
+        (44_056, 16_000), (192_000, 16_000), (16_000, 8_000),
+    ]
+
+    static func testSignal(rate: Double, frames: Int) -> [Float] {
+        let tone = Signals.sine(frequency: 997, amplitude: 0.5, sampleRate: rate, frames: frames)
+        let noise = Signals.noise(amplitude: 0.2, frames: frames, seed: 42)
+        return zip(tone, noise).map { Float($0 + $1) }
+    }
+
+    @Test(arguments: ratePairs)
+    func outputIsIdenticalHoweverTheInputIsCut(inputRate: Double, outputRate: Double) throws {
+        let input = Self.testSignal(rate: inputRate, frames: Int(inputRate * 0.25) + 17)
+        let resampler = try BuiltInResampler(inputRate: inputRate, outputRate: outputRate)
+        let reference = try ResamplerHarness.stream(resampler, input, chunkSizes: [input.count])
+        let cuttings: [[Int]] = [[1], [7], [480], [4410], ResamplerHarness.randomCuts(count: 200, maximum: 3000, seed: 9)]
+        for cuts in cuttings {
+            let output = try ResamplerHarness.stream(resampler, input, chunkSizes: cuts)
+            #expect(output == reference, "chunks \(cuts.prefix(3)) differ from the whole-buffer output")
+        }
+    }
+
+    @Test(arguments: ratePairs)
+    func streamLengthIsTheRoundedExactRatio(inputRate: Double, outputRate: Double) throws {
+        let resampler = try BuiltInResampler(inputRate: inputRate, outputRate: outputRate)
+        for frames in [0, 1, 2, 3, 5, 100, 441, 1_000, 4_410, 12_345] {
+            let output = try ResamplerHarness.stream(resampler, Self.testSignal(rate: inputRate, frames: frames), chunkSizes: [256])
+            let exact = Double(frames) * outputRate / inputRate
+            #expect(output.count == Int((exact).rounded(.toNearestOrAwayFromZero)), "\(frames) frames at \(inputRate) Hz")
+        }
+    }
+
+    @Test func halvesRoundUp() throws {
+        // 32 kHz → 16 kHz: an odd input length is a half-frame of output, which rounds up.
+        let ratio = try RationalRatio(inputRate: 32_000, outputRate: 16_000)
+        #expect(ratio.outputFrames(forInputFrames: 1) == 1)
+        #expect(ratio.outputFrames(forInputFrames: 3) == 2)
+        #expect(ratio.outputFrames(forInputFrames: 4) == 2)
+        let resampler = try BuiltInResampler(inputRate: 32_000, outputRate: 16_000)
+        #expect(try ResamplerHarness.stream(resampler, [Float](repeating: 0.1, count: 5), chunkSizes: [1]).count == 3)
+        // Very long streams still count exactly (128-bit intermediate).
+        let odd = try RationalRatio(inputRate: 44_100, outputRate: 16_000)
+        #expect(odd.outputFrames(forInputFrames: 44_100 * 3_600 * 24 * 365) == 16_000 * 3_600 * 24 * 365)
+    }
+
+    @Test func resetStartsAFreshStream() throws {
+        let resampler = try BuiltInResampler(inputRate: 44_100, outputRate: 16_000)
+        let input = Self.testSignal(rate: 44_100, frames: 5_000)
+        let first = try ResamplerHarness.stream(resampler, input, chunkSizes: [333])
+        // Abandon a stream half way, then run the same input again.
+        var scratch = [Float](repeating: 0, count: resampler.maxOutputFrames(forInputFrames: 2_000))
+        _ = try input.withUnsafeBufferPointer { all in
+            try scratch.withUnsafeMutableBufferPointer { try resampler.process(UnsafeBufferPointer(rebasing: all[0..<2_000]), into: $0) }
+        }
+        resampler.reset()
+        #expect(try ResamplerHarness.stream(resampler, input, chunkSizes: [333]) == first)
+        // flush() also leaves the resampler ready for a new stream.
+        #expect(try ResamplerHarness.stream(resampler, input, chunkSizes: [4_096]) == first)
+    }
+
+    @Test func tooSmallAnOutputBufferIsATypedError() throws {
+        let resampler = try BuiltInResampler(inputRate: 8_000, outputRate: 16_000)
+        let input = [Float](repeating: 0.25, count: 1_000)
+        var small = [Float](repeating: 0, count: 10)
+        let needed = resampler.maxOutputFrames(forInputFrames: 1_000)
+        #expect(throws: ResamplerError.outputBufferTooSmall(needed: needed, available: 10)) {
+            try input.withUnsafeBufferPointer { i in try small.withUnsafeMutableBufferPointer { try resampler.process(i, into: $0) } }
+        }
+    }
+
+    @Test(arguments: [0.0, -48_000, .nan, .infinity, 500, 1_000_000])
+    func unsupportedRatesAreRefused(rate: Double) {
+        #expect(throws: ResamplerError.self) { try BuiltInResampler(inputRate: rate, outputRate: 16_000) }
+    }
+
+    @Test func latencyStaysWithinFourMilliseconds() throws {
+        for (input, output) in Self.ratePairs where input != output && min(input, output) >= 8_000 {
+            let resampler = try BuiltInResampler(inputRate: input, outputRate: output)
+            #expect(resampler.latency <= 0.004 + 1e-12, "\(input) → \(output): \(resampler.latency * 1000) ms")
+        }
+    }
+}
