@@ -28,5 +28,6 @@ let package = Package(
         .target(name: "VoicePipeTestSupport", dependencies: ["VoicePipeCore"]),
 
         .testTarget(name: "VoicePipeCoreTests", dependencies: ["VoicePipeCore", "VoicePipeTestSupport"]),
+        .testTarget(name: "VoicePipeIOTests", dependencies: ["VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport"]),
     ]
 )
