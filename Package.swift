@@ -24,10 +24,15 @@ let package = Package(
         // The command-line tool: argument handling over the modules above.
         .executableTarget(name: "voicepipe", dependencies: ["VoicePipeCore", "VoicePipeIO"]),
 
+        // Counts heap allocations per thread (interposes malloc); linked only into tests and benchmarks.
+        .target(name: "CAllocationCounter"),
+
         // Signal generators and dB measurement shared by the test targets.
-        .target(name: "VoicePipeTestSupport", dependencies: ["VoicePipeCore"]),
+        .target(name: "VoicePipeTestSupport", dependencies: ["VoicePipeCore", "CAllocationCounter"]),
 
         .testTarget(name: "VoicePipeCoreTests", dependencies: ["VoicePipeCore", "VoicePipeTestSupport"]),
         .testTarget(name: "VoicePipeIOTests", dependencies: ["VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport"]),
+        // Runs the built `voicepipe` binary; depending on the executable makes `swift test` build it.
+        .testTarget(name: "VoicePipeCLITests", dependencies: ["voicepipe", "VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport"]),
     ]
 )

@@ -23,12 +23,14 @@ public struct PeakLevel: Sendable, Hashable, CustomStringConvertible {
     @inlinable
     public init(float samples: UnsafeBufferPointer<Float>, int16 rounded: UnsafeBufferPointer<Int16>) {
         var floatPeak: Float = 0
-        for x in samples {
-            floatPeak = Swift.max(floatPeak, x.magnitude)
+        for i in 0..<samples.count {
+            let magnitude = samples[i].magnitude
+            if magnitude > floatPeak { floatPeak = magnitude }
         }
-        var intPeak: Int32 = 0
-        for x in rounded {
-            intPeak = Swift.max(intPeak, Int32(x.magnitude))
+        var intPeak: UInt16 = 0
+        for i in 0..<rounded.count {
+            let magnitude = rounded[i].magnitude
+            if magnitude > intPeak { intPeak = magnitude }
         }
         self.init(peak: Int(intPeak), dBFS: Elementary.decibels(amplitudeRatio: Double(floatPeak)), isDigitalSilence: floatPeak == 0)
     }

@@ -1,0 +1,105 @@
+import Foundation
+
+/// Runs the built `voicepipe` binary the way a user would, capturing its output and exit status.
+public enum CommandRunner {
+    public struct Result: CustomStringConvertible {
+        public let status: Int32
+        public let stdout: String
+        public let stderr: String
+        public var description: String { "exit \(status)\nstdout: \(stdout)\nstderr: \(stderr)" }
+    }
+
+    /// The package root (found from this file's location).
+    public static let packageRoot: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// A bundled sample file.
+    public static func sample(_ name: String) -> String {
+        packageRoot.appendingPathComponent("Samples/Audio").appendingPathComponent(name).path
+    }
+
+    /// The `voicepipe` executable next to the test bundle (same build directory), or
+    /// `$VOICEPIPE_BINARY` when set.
+    public static var binary: URL {
+        if let explicit = ProcessInfo.processInfo.environment["VOICEPIPE_BINARY"] {
+            return URL(fileURLWithPath: explicit)
+        }
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        // On some runners argv[0] is inside the .xctest bundle; walk up to the build directory.
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("voicepipe")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return packageRoot.appendingPathComponent(".build/debug/voicepipe")
+    }
+
+    /// Runs `voicepipe` with `arguments`, optionally feeding `stdin`.
+    public static func run(_ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:]) throws -> Result {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        let input = Pipe()
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(stdin) }
+        try input.fileHandleForWriting.close()
+        // Read both pipes to the end before waiting, so a chatty child cannot block on a full pipe.
+        let errorOutput = Collected()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async {
+            errorOutput.data = err.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errorOutput.data, as: UTF8.self))
+    }
+
+    /// Bytes read on another thread; the DispatchGroup orders the write before the read.
+    private final class Collected: @unchecked Sendable {
+        var data = Data()
+    }
+
+    /// A fresh temporary directory for one test.
+    public static func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("voicepipe-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}
+
+/// Hand-built WAV bytes for files libsndfile would refuse to write (zero rate, truncated, ...).
+public enum WAVBytes {
+    /// A 16-bit PCM WAV header and data; `declaredFrames` may exceed the frames present.
+    public static func pcm16(rate: UInt32, channels: UInt16, samples: [Int16], declaredFrames: Int? = nil) -> Data {
+        let frames = channels == 0 ? samples.count : samples.count / Int(channels)
+        let declaredBytes = UInt32((declaredFrames ?? frames) * Int(max(channels, 1)) * 2)
+        var data = Data("RIFF".utf8)
+        append(&data, UInt32(36) + declaredBytes)
+        data += Data("WAVEfmt ".utf8)
+        append(&data, UInt32(16))
+        append(&data, UInt16(1))
+        append(&data, channels)
+        append(&data, rate)
+        append(&data, rate * UInt32(channels) * 2)
+        append(&data, channels * 2)
+        append(&data, UInt16(16))
+        data += Data("data".utf8)
+        append(&data, declaredBytes)
+        for sample in samples { append(&data, UInt16(bitPattern: sample)) }
+        return data
+    }
+
+    private static func append<T: FixedWidthInteger>(_ data: inout Data, _ value: T) {
+        withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) }
+    }
+}
