@@ -28,5 +28,7 @@ let package = Package(
         .target(name: "VoicePipeTestSupport", dependencies: ["VoicePipeCore"]),
 
         .testTarget(name: "VoicePipeCoreTests", dependencies: ["VoicePipeCore", "VoicePipeTestSupport"]),
+        // CSndFile lets the tests write AIFF, FLAC and Ogg fixtures with libsndfile itself.
+        .testTarget(name: "VoicePipeIOTests", dependencies: ["VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport", "CSndFile"]),
     ]
 )
