@@ -24,6 +24,9 @@ let package = Package(
         // The command-line tool: argument handling over the modules above.
         .executableTarget(name: "voicepipe", dependencies: ["VoicePipeCore", "VoicePipeIO"]),
 
+        // A sample program over the public API (kept compiling by every build).
+        .executableTarget(name: "sample-convert-file", dependencies: ["VoicePipeCore", "VoicePipeIO"], path: "Samples/ConvertFile"),
+
         // Counts heap allocations per thread (interposes malloc); linked only into tests and benchmarks.
         .target(name: "CAllocationCounter"),
 
@@ -31,7 +34,8 @@ let package = Package(
         .target(name: "VoicePipeTestSupport", dependencies: ["VoicePipeCore", "CAllocationCounter"]),
 
         .testTarget(name: "VoicePipeCoreTests", dependencies: ["VoicePipeCore", "VoicePipeTestSupport"]),
-        .testTarget(name: "VoicePipeIOTests", dependencies: ["VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport"]),
+        // CSndFile lets the tests write AIFF, FLAC and Ogg fixtures with libsndfile itself.
+        .testTarget(name: "VoicePipeIOTests", dependencies: ["VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport", "CSndFile"]),
         // Runs the built `voicepipe` binary; depending on the executable makes `swift test` build it.
         .testTarget(name: "VoicePipeCLITests", dependencies: ["voicepipe", "VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport"]),
     ]

@@ -1,0 +1,35 @@
+// A complete program over the public API: convert any audio file to 16 kHz mono Int16 frames,
+// write them to a WAV file and report each frame's level.
+//
+//   swift run sample-convert-file Samples/Audio/speech-8k-mono-s16.wav /tmp/out.wav
+import Foundation
+import VoicePipeCore
+import VoicePipeIO
+
+let arguments = CommandLine.arguments
+guard arguments.count == 3 else {
+    print("usage: sample-convert-file <input> <output.wav>")
+    exit(64)
+}
+
+do {
+    let reader = try AudioFileReader(path: arguments[1])              // any format libsndfile reads
+    let converter = try CaptureConverter(input: reader.format)          // takes a ValidatedFormat only
+    let writer = try AudioFileWriter(path: arguments[2], sampleRate: 16_000, channelCount: 1, encoding: .int16)
+
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096 * reader.format.bytesPerFrame, alignment: 16)
+    defer { buffer.deallocate() }
+    let report: (CaptureFrame) throws -> Void = { frame in
+        // frame.samples: up to 512 Int16 samples at 16 kHz; frame.level: peak, dBFS, digital silence
+        try writer.write(frame.samples)
+        print("frame \(frame.index) at \(Double(frame.startSample) / 16_000) s: \(frame.level)")
+    }
+    while case let frames = try reader.read(into: buffer), frames > 0 {
+        try converter.process(UnsafeRawBufferPointer(rebasing: buffer[0 ..< frames * reader.format.bytesPerFrame]), report)
+    }
+    try converter.flush(report)
+    try writer.close()
+} catch {
+    print("error: \(error)")
+    exit(1)
+}

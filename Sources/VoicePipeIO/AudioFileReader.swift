@@ -1,0 +1,332 @@
+import CSndFile
+import VoicePipeCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Streams interleaved frames from an audio file (anything libsndfile reads) or a headerless raw file.
+///
+/// ```swift
+/// let reader = try AudioFileReader(path: "speech.wav")   // throws before any audio if unusable
+/// var buffer = [Int16](repeating: 0, count: 480 * reader.format.channelCount)  // if sampleType is .int16
+/// while true {
+///     let frames = try buffer.withUnsafeMutableBufferPointer { try reader.read(into: $0) }
+///     if frames == 0 { break }
+///     // use buffer[0 ..< frames * reader.format.channelCount]
+/// }
+/// ```
+///
+/// Samples come in the file's native type (``ValidatedFormat/sampleType``), never converted: 16-bit
+/// and smaller PCM, µ-law, A-law and ADPCM as `Int16`; 24- and 32-bit PCM as `Int32` (24-bit
+/// left-justified); float as `Float`; double as `Double`; lossy codecs (Vorbis, Opus, MP3) as `Float`.
+///
+/// The reader never loads the whole file; the caller chooses the buffer size, and the frames delivered
+/// do not depend on it. The libsndfile handle and the file descriptor live in the reader and are
+/// closed when it is released.
+public final class AudioFileReader {
+    /// What the header says.
+    public let info: AudioFileInfo
+    /// The format, validated: what ``read(into:)-(UnsafeMutableBufferPointer<T>)`` delivers.
+    public let format: ValidatedFormat
+    /// Frames delivered so far.
+    public private(set) var framesRead: Int = 0
+
+    /// The libsndfile handle; it owns the file descriptor.
+    private let handle: OpaquePointer
+    /// Set once the end was reached cleanly; further reads return 0.
+    private var reachedEnd = false
+    /// A truncation or read error found after frames were delivered; thrown by every later read.
+    private var pendingError: AudioFileError?
+    /// Aligned bounce buffer for raw reads into unaligned memory, allocated on first need.
+    private var bounce: UnsafeMutableRawBufferPointer?
+    private static let bounceBytes = 16_384
+
+    // MARK: Opening
+
+    /// Reads the header of `path` without keeping the file open.
+    ///
+    /// Works for headers the guard refuses: a WAV or AIFF that says 0 Hz or 0 channels comes back with
+    /// that format, so ``AudioFileInfo/verdict`` can say why it is unusable.
+    /// - Throws: ``AudioFileError/fileNotFound(path:)``, ``AudioFileError/cannotOpen(path:reason:)``,
+    ///   ``AudioFileError/unrecognizedFormat(path:detail:)``.
+    public static func inspect(path: String) throws(AudioFileError) -> AudioFileInfo {
+        switch try openFile(path: path) {
+        case .opened(let handle, let info):
+            sf_close(handle)
+            return info
+        case .refusedHeader(let info, _):
+            return info
+        }
+    }
+
+    /// Opens an audio file whose header describes its format.
+    /// - Throws: ``AudioFileError/unusableFormat(path:_:)`` for a header that says 0 Hz or 0 channels,
+    ///   and the errors of ``inspect(path:)``.
+    public init(path: String) throws(AudioFileError) {
+        switch try Self.openFile(path: path) {
+        case .refusedHeader(_, let rejection):
+            throw .unusableFormat(path: path, rejection)
+        case .opened(let handle, let info):
+            switch info.verdict {
+            case .failure(let rejection):
+                sf_close(handle)
+                throw .unusableFormat(path: path, rejection)
+            case .success(let validated):
+                self.handle = handle
+                self.info = info
+                self.format = validated
+            }
+        }
+    }
+
+    /// Opens a headerless file of little-endian PCM in the given format.
+    /// - Parameters:
+    ///   - path: the file; its whole content is sample data.
+    ///   - rawFormat: rate, channels and sample type of the data; must pass the ``FormatGuard``, be
+    ///     interleaved, and have a whole-number rate.
+    /// - Throws: ``AudioFileError/invalidRawFormat(_:)`` for an unusable format (checked before the
+    ///   file is touched), ``AudioFileError/fileNotFound(path:)``, ``AudioFileError/cannotOpen(path:reason:)``.
+    public init(path: String, rawFormat: AudioFormat) throws(AudioFileError) {
+        // One channel is the same bytes either way; call it interleaved like every file the reader delivers.
+        var described = rawFormat
+        if described.channelCount == 1 { described.isInterleaved = true }
+        let validated: ValidatedFormat
+        switch FormatGuard.verdict(for: described) {
+        case .failure(let rejection):
+            throw .invalidRawFormat("Cannot read '\(path)' as raw PCM: \(rejection); give the rate and channel count the samples were recorded with.")
+        case .success(let format):
+            validated = format
+        }
+        guard validated.isInterleaved else {
+            throw .invalidRawFormat("Cannot read '\(path)' as raw PCM: the format is deinterleaved, but raw files are read as interleaved frames; describe the file as interleaved.")
+        }
+        guard let rate = Int32(exactly: validated.sampleRate) else {
+            throw .invalidRawFormat("Cannot read '\(path)' as raw PCM: the sample rate \(validated.sampleRate) Hz is not a whole number of hertz that libsndfile can represent; give a whole-number rate.")
+        }
+        guard let channels = Int32(exactly: validated.channelCount) else {
+            throw .invalidRawFormat("Cannot read '\(path)' as raw PCM: \(validated.channelCount) channels is more than libsndfile can read; check the channel count.")
+        }
+
+        let descriptor = try POSIXFile.openForReading(path)
+        let major = Int32(SF_FORMAT_RAW)
+        let subtype = SndFileFormat.pcmSubtype(for: validated.sampleType)
+        var request = SF_INFO()
+        request.samplerate = rate
+        request.channels = channels
+        request.format = major | subtype | Int32(SF_ENDIAN_LITTLE)
+        switch SndFile.open(consuming: descriptor, mode: Int32(SFM_READ), info: &request) {
+        case .failure(let failure):
+            if failure.code == Int32(SF_ERR_SYSTEM) {
+                throw .cannotOpen(path: path, reason: failure.message)
+            }
+            throw .invalidRawFormat("Cannot read '\(path)' as raw PCM in \(validated): libsndfile refused it (\(failure.message)); check the format.")
+        case .success(let handle):
+            let sndFormat = SndFileFormat(major: major, subtype: subtype)
+            self.handle = handle
+            self.format = validated
+            self.info = AudioFileInfo(
+                path: path, container: sndFormat.containerName, encoding: sndFormat.encodingName, format: validated.format,
+                frameCount: Self.knownFrameCount(request.frames), declaredFrameCount: nil)
+        }
+    }
+
+    deinit {
+        sf_close(handle)  // closes the file descriptor too
+        bounce?.deallocate()
+    }
+
+    // MARK: Reading
+
+    /// Reads up to `buffer.count / channelCount` frames, interleaved, in the file's native sample type.
+    ///
+    /// - Parameter buffer: where the samples go; `T` must be the Swift type of ``format``'s
+    ///   `sampleType` (`Int16`, `Int32`, `Float` or `Double`) and the buffer must hold at least one frame.
+    /// - Returns: the frames read; 0 once the end is reached. Fewer than asked for means the end is near,
+    ///   not that it was reached.
+    /// - Throws: ``AudioFileError/incompatibleBuffer(path:detail:)`` (wrong type, less than one frame;
+    ///   nothing is read); ``AudioFileError/truncated(path:framesRead:framesDeclared:)`` from the read
+    ///   that reaches the end when the header declared more frames than were there, and
+    ///   ``AudioFileError/corrupt(path:detail:)`` from the read after a libsndfile read error. In both
+    ///   cases every frame that could be read was delivered first, and every later read throws again.
+    public func read<T: PCMSample>(into buffer: UnsafeMutableBufferPointer<T>) throws(AudioFileError) -> Int {
+        guard Self.isSwiftType(T.self, of: format.sampleType) else {
+            throw .incompatibleBuffer(path: info.path, detail: "the file delivers \(format.sampleType) samples but the buffer holds \(T.self); read into a buffer of the type format.sampleType names")
+        }
+        let frames = buffer.count / format.channelCount
+        guard frames > 0, let base = buffer.baseAddress else {
+            throw .incompatibleBuffer(path: info.path, detail: "the buffer holds \(buffer.count) samples, less than one frame of \(format.channelCount) channels")
+        }
+        return try readFrames(into: UnsafeMutableRawPointer(base), frames: frames)
+    }
+
+    /// Reads up to `buffer.count / bytesPerFrame` frames as raw bytes: interleaved samples of the native
+    /// sample type in host byte order (little-endian here), exactly what the typed read delivers.
+    ///
+    /// The buffer may have any alignment. Returns and throws as the typed read does.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(AudioFileError) -> Int {
+        let bytesPerFrame = format.bytesPerFrame
+        let frames = buffer.count / bytesPerFrame
+        guard frames > 0, let base = buffer.baseAddress else {
+            throw .incompatibleBuffer(path: info.path, detail: "the buffer holds \(buffer.count) bytes, less than one \(bytesPerFrame)-byte frame")
+        }
+        if Int(bitPattern: base) % format.sampleType.byteCount == 0 {
+            return try readFrames(into: base, frames: frames)
+        }
+        return try readUnaligned(into: base, frames: frames, bytesPerFrame: bytesPerFrame)
+    }
+
+    /// Unaligned destination: read into the aligned bounce buffer and copy, until the request is filled
+    /// or the file ends. An error found after some frames were copied is thrown by the next call.
+    @inline(never)
+    private func readUnaligned(into base: UnsafeMutableRawPointer, frames: Int, bytesPerFrame: Int) throws(AudioFileError) -> Int {
+        let bounce = self.bounce ?? UnsafeMutableRawBufferPointer.allocate(byteCount: max(Self.bounceBytes, bytesPerFrame), alignment: 16)
+        self.bounce = bounce
+        guard let bounceBase = bounce.baseAddress else { return 0 }
+        let chunkFrames = bounce.count / bytesPerFrame
+        var done = 0
+        while done < frames {
+            let asked = min(chunkFrames, frames - done)
+            let got: Int
+            do {
+                got = try readFrames(into: bounceBase, frames: asked)
+            } catch {
+                if done > 0 { return done }
+                throw error
+            }
+            (base + done * bytesPerFrame).copyMemory(from: bounceBase, byteCount: got * bytesPerFrame)
+            done += got
+            if got < asked { break }
+        }
+        return done
+    }
+
+    /// The one place libsndfile is read from: end-of-file, truncation and read errors are decided here.
+    private func readFrames(into destination: UnsafeMutableRawPointer, frames: Int) throws(AudioFileError) -> Int {
+        if let pendingError { throw pendingError }
+        if reachedEnd { return 0 }
+        let count = sf_count_t(frames)
+        let got: sf_count_t
+        switch format.sampleType {
+        case .int16: got = sf_readf_short(handle, destination.assumingMemoryBound(to: Int16.self), count)
+        case .int32: got = sf_readf_int(handle, destination.assumingMemoryBound(to: Int32.self), count)
+        case .float32: got = sf_readf_float(handle, destination.assumingMemoryBound(to: Float.self), count)
+        case .float64: got = sf_readf_double(handle, destination.assumingMemoryBound(to: Double.self), count)
+        }
+        let delivered = Int(max(got, 0))
+        let failed = sf_error(handle) != 0
+        if delivered > 0 {
+            framesRead += delivered
+            if failed { pendingError = .corrupt(path: info.path, detail: SndFile.message(handle)) }
+            return delivered
+        }
+        if failed {
+            let error = AudioFileError.corrupt(path: info.path, detail: SndFile.message(handle))
+            pendingError = error
+            throw error
+        }
+        if let declared = info.declaredFrameCount, framesRead < declared {
+            let error = AudioFileError.truncated(path: info.path, framesRead: framesRead, framesDeclared: declared)
+            pendingError = error
+            throw error
+        }
+        reachedEnd = true
+        return 0
+    }
+
+    private static func isSwiftType<T>(_ type: T.Type, of sampleType: SampleType) -> Bool {
+        switch sampleType {
+        case .int16: type == Int16.self
+        case .int32: type == Int32.self
+        case .float32: type == Float.self
+        case .float64: type == Double.self
+        }
+    }
+
+    // MARK: Opening, shared
+
+    private enum OpenOutcome {
+        /// libsndfile opened the file; the caller owns the handle (which owns the descriptor).
+        case opened(OpaquePointer, AudioFileInfo)
+        /// libsndfile refused the file and the header probe found a format the guard rejects; nothing is open.
+        case refusedHeader(AudioFileInfo, FormatRejection)
+    }
+
+    /// Opens `path`, probes its header and asks libsndfile to open it, turning every failure into an
+    /// ``AudioFileError`` except a header the guard refuses, which comes back as data.
+    private static func openFile(path: String) throws(AudioFileError) -> OpenOutcome {
+        let descriptor = try POSIXFile.openForReading(path)
+        let probe = POSIXFile.isRegularFile(descriptor) ? AudioHeaderProbe.probe(POSIXFile.byteReader(descriptor)) : nil
+
+        let size = POSIXFile.size(descriptor)
+
+        var sfInfo = SF_INFO()
+        switch SndFile.open(consuming: descriptor, mode: Int32(SFM_READ), info: &sfInfo) {
+        case .failure(let failure):
+            if let probe {
+                let info = refusedHeaderInfo(path: path, probe: probe)
+                if case .failure(let rejection) = info.verdict { return .refusedHeader(info, rejection) }
+            }
+            if failure.code == Int32(SF_ERR_SYSTEM) {
+                throw .cannotOpen(path: path, reason: failure.message)
+            }
+            if size == 0 {
+                throw .unrecognizedFormat(path: path, detail: "the file is empty")
+            }
+            throw .unrecognizedFormat(path: path, detail: failure.message)
+        case .success(let handle):
+            let sndFormat = SndFileFormat(code: sfInfo.format)
+            // Trust the probe only when libsndfile agrees on the container.
+            let wavFamily = [SF_FORMAT_WAV, SF_FORMAT_WAVEX, SF_FORMAT_RF64].map { Int32($0) }
+            let agreeingProbe = probe.flatMap { probe -> AudioHeaderProbe? in
+                let matches = probe.container == .aiff ? sndFormat.major == Int32(SF_FORMAT_AIFF) : wavFamily.contains(sndFormat.major)
+                return matches ? probe : nil
+            }
+            var format = AudioFormat(
+                sampleRate: Double(sfInfo.samplerate), channelCount: Int(sfInfo.channels),
+                sampleType: sndFormat.nativeSampleType, isInterleaved: true)
+            if let agreeingProbe {
+                // libsndfile turns an AIFF rate below 1 Hz into 1 Hz; report what the header says when
+                // the guard would refuse it.
+                let reported = AudioFormat(
+                    sampleRate: agreeingProbe.sampleRate, channelCount: agreeingProbe.channelCount,
+                    sampleType: format.sampleType, isInterleaved: true)
+                if case .failure = FormatGuard.verdict(for: reported) { format = reported }
+            }
+            let frameCount = knownFrameCount(sfInfo.frames)
+            var declared = agreeingProbe?.declaredFrameCount
+            if sndFormat.major == Int32(SF_FORMAT_FLAC), let frameCount, frameCount > 0 {
+                // FLAC's STREAMINFO states the total; libsndfile reports it, and a damaged stream ends early.
+                declared = frameCount
+            }
+            let info = AudioFileInfo(
+                path: path, container: sndFormat.containerName, encoding: sndFormat.encodingName,
+                format: format, frameCount: frameCount, declaredFrameCount: declared)
+            return .opened(handle, info)
+        }
+    }
+
+    /// The info for a header libsndfile refused, from the probe alone.
+    private static func refusedHeaderInfo(path: String, probe: AudioHeaderProbe) -> AudioFileInfo {
+        let container = SndFileFormat(major: probe.container.sndfileMajor, subtype: probe.subformat ?? 0)
+        let sampleType = probe.subformat.map(SndFileFormat.nativeSampleType(subtype:)) ?? .float32
+        let format = AudioFormat(sampleRate: probe.sampleRate, channelCount: probe.channelCount, sampleType: sampleType, isInterleaved: true)
+        return AudioFileInfo(
+            path: path, container: container.containerName,
+            encoding: probe.subformat == nil ? probe.encodingFallbackName : container.encodingName,
+            format: format, frameCount: nil, declaredFrameCount: probe.declaredFrameCount)
+    }
+
+    /// libsndfile says `SF_COUNT_MAX` (or a negative count) when it does not know the length.
+    private static func knownFrameCount(_ frames: sf_count_t) -> Int? {
+        frames >= 0 && frames < sf_count_t.max ? Int(frames) : nil
+    }
+}
+
+/// A reader is one stream position over one C handle: use it from one task at a time.
+@available(*, unavailable)
+extension AudioFileReader: Sendable {}

@@ -1,0 +1,210 @@
+import CSndFile
+import Synchronization
+import VoicePipeCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A libsndfile format code (`SF_INFO.format`) and what VoicePipe makes of it.
+struct SndFileFormat: Equatable {
+    /// The full code: major (container) | subtype (encoding) | endianness.
+    let code: Int32
+
+    init(code: Int32) { self.code = code }
+    init(major: Int32, subtype: Int32) { self.code = major | subtype }
+
+    /// The container, `SF_FORMAT_TYPEMASK` bits (`SF_FORMAT_WAV`, ...).
+    var major: Int32 { code & Int32(SF_FORMAT_TYPEMASK) }
+    /// The encoding, `SF_FORMAT_SUBMASK` bits (`SF_FORMAT_PCM_16`, ...).
+    var subtype: Int32 { code & Int32(SF_FORMAT_SUBMASK) }
+
+    /// The container's short name as libsndfile spells it: "WAV", "AIFF", "FLAC", "OGG", "RAW", ...
+    var containerName: String {
+        guard let name = Self.formatName(major) else { return "unknown container 0x\(String(major, radix: 16))" }
+        // libsndfile says "WAV (Microsoft)", "OGG (OGG Container format)": keep the name before the gloss.
+        return String(name.prefix { $0 != " " })
+    }
+
+    /// The encoding's name as libsndfile spells it: "Signed 16 bit PCM", "32 bit float", "Vorbis", ...
+    var encodingName: String {
+        Self.formatName(subtype) ?? "unknown encoding 0x\(String(subtype, radix: 16))"
+    }
+
+    /// The sample type the reader delivers for this encoding: the narrowest of Int16, Int32, Float32 and
+    /// Float64 that holds every decoded value exactly (lossy codecs decode to Float32).
+    var nativeSampleType: SampleType { Self.nativeSampleType(subtype: subtype) }
+
+    static func nativeSampleType(subtype: Int32) -> SampleType {
+        switch Int(subtype) {
+        case SF_FORMAT_PCM_S8, SF_FORMAT_PCM_U8, SF_FORMAT_PCM_16, SF_FORMAT_ULAW, SF_FORMAT_ALAW,
+             SF_FORMAT_IMA_ADPCM, SF_FORMAT_MS_ADPCM, SF_FORMAT_GSM610, SF_FORMAT_VOX_ADPCM,
+             SF_FORMAT_NMS_ADPCM_16, SF_FORMAT_NMS_ADPCM_24, SF_FORMAT_NMS_ADPCM_32,
+             SF_FORMAT_G721_32, SF_FORMAT_G723_24, SF_FORMAT_G723_40,
+             SF_FORMAT_DWVW_12, SF_FORMAT_DWVW_16, SF_FORMAT_DPCM_8, SF_FORMAT_DPCM_16, SF_FORMAT_ALAC_16:
+            .int16
+        case SF_FORMAT_PCM_24, SF_FORMAT_PCM_32, SF_FORMAT_DWVW_24, SF_FORMAT_DWVW_N,
+             SF_FORMAT_ALAC_20, SF_FORMAT_ALAC_24, SF_FORMAT_ALAC_32:
+            .int32
+        case SF_FORMAT_DOUBLE:
+            .float64
+        default:
+            // SF_FORMAT_FLOAT, and the lossy codecs (Vorbis, Opus, MPEG), which decode to float.
+            .float32
+        }
+    }
+
+    /// The libsndfile subtype VoicePipe uses to read or write a sample type as plain PCM.
+    static func pcmSubtype(for type: SampleType) -> Int32 {
+        switch type {
+        case .int16: Int32(SF_FORMAT_PCM_16)
+        case .int32: Int32(SF_FORMAT_PCM_32)
+        case .float32: Int32(SF_FORMAT_FLOAT)
+        case .float64: Int32(SF_FORMAT_DOUBLE)
+        }
+    }
+
+    /// libsndfile's name for a major or subtype code, from `SFC_GET_FORMAT_INFO`.
+    private static func formatName(_ code: Int32) -> String? {
+        var query = SF_FORMAT_INFO(format: code, name: nil, extension: nil)
+        let status = sf_command(nil, Int32(SFC_GET_FORMAT_INFO), &query, Int32(MemoryLayout<SF_FORMAT_INFO>.size))
+        guard status == 0, let name = query.name else { return nil }
+        return String(cString: name)
+    }
+}
+
+/// Why libsndfile refused to open a file: its error code and its own message.
+struct SndFileFailure: Error {
+    let code: Int32
+    let message: String
+}
+
+/// Opening files through libsndfile, with its global error state read under a lock.
+enum SndFile {
+    /// libsndfile reports a failed open through a process-wide error variable; the lock keeps another
+    /// thread's open from overwriting it between `sf_open_fd` and `sf_strerror`.
+    private static let openLock = Mutex<Void>(())
+
+    /// Opens `descriptor` through libsndfile, which takes it over: `sf_close` closes it, and so does a
+    /// failed open. The caller must not use or close the descriptor after this call.
+    ///
+    /// Implementation notes: libsndfile 1.2.0 closes the descriptor when `sf_open_fd` fails even if
+    /// asked not to (`close_desc` = false), so keeping it and closing it again would close whatever
+    /// file another thread opened under the same number meanwhile. Handing it over outright is the
+    /// only contract that is safe whichever way a libsndfile version behaves.
+    /// - Returns: the `SNDFILE*`, with `info` filled in (read) or as given (write).
+    static func open(consuming descriptor: Int32, mode: Int32, info: inout SF_INFO) -> Result<OpaquePointer, SndFileFailure> {
+        var request = info
+        let (handle, failure) = openLock.withLock { _ -> (UnsafeMutableRawPointer?, SndFileFailure?) in
+            guard let handle = sf_open_fd(descriptor, mode, &request, Int32(SF_TRUE)) else {
+                return (nil, SndFileFailure(code: sf_error(nil), message: String(cString: sf_strerror(nil))))
+            }
+            return (UnsafeMutableRawPointer(handle), nil)
+        }
+        info = request
+        if let handle { return .success(OpaquePointer(handle)) }
+        return .failure(failure ?? SndFileFailure(code: -1, message: "libsndfile gave no reason"))
+    }
+
+    /// The message for the last error on an open handle.
+    static func message(_ handle: OpaquePointer) -> String {
+        String(cString: sf_strerror(handle))
+    }
+}
+
+/// The few POSIX calls the file types need, with errno turned into sentences.
+enum POSIXFile {
+    /// Opens `path` read-only.
+    /// - Throws: ``AudioFileError/fileNotFound(path:)`` when nothing is there,
+    ///   ``AudioFileError/cannotOpen(path:reason:)`` for permissions, directories and other failures.
+    static func openForReading(_ path: String) throws(AudioFileError) -> Int32 {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let code = errno
+            if code == ENOENT { throw .fileNotFound(path: path) }
+            throw .cannotOpen(path: path, reason: reason(code))
+        }
+        if isDirectory(descriptor) {
+            _ = close(descriptor)
+            throw .cannotOpen(path: path, reason: "it is a directory, not a file")
+        }
+        return descriptor
+    }
+
+    /// Creates (or truncates) `path` for writing.
+    /// - Throws: ``AudioFileError/cannotCreate(path:reason:)`` with a reason that says what to do.
+    static func createForWriting(_ path: String) throws(AudioFileError) -> Int32 {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
+        guard descriptor >= 0 else {
+            let code = errno
+            let advice: String
+            switch code {
+            case ENOENT: advice = "the directory '\(directory(of: path))' does not exist; create it first or choose another path"
+            case EACCES, EPERM: advice = "permission denied; choose a directory you can write to"
+            case EISDIR: advice = "it is a directory; give a file name inside it"
+            case EROFS: advice = "the file system is read-only; choose another location"
+            default: advice = "\(reason(code)); choose another path"
+            }
+            throw .cannotCreate(path: path, reason: advice)
+        }
+        return descriptor
+    }
+
+    /// Whether the descriptor is a regular file (the header probe reads by offset only from those).
+    static func isRegularFile(_ descriptor: Int32) -> Bool {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return false }
+        return status.st_mode & S_IFMT == S_IFREG
+    }
+
+    /// The file's size in bytes, or nil when it has none (a pipe, a device).
+    static func size(_ descriptor: Int32) -> Int? {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+        return Int(status.st_size)
+    }
+
+    /// A byte reader over a regular file for ``AudioHeaderProbe``; it never moves the file offset.
+    static func byteReader(_ descriptor: Int32) -> AudioHeaderProbe.ByteReader {
+        { offset, count in
+            guard offset >= 0, count > 0 else { return [] }
+            var bytes = [UInt8](repeating: 0, count: count)
+            var filled = 0
+            while filled < count {
+                let got = bytes.withUnsafeMutableBytes { buffer in
+                    pread(descriptor, buffer.baseAddress.map { $0 + filled }, count - filled, off_t(offset + filled))
+                }
+                if got > 0 {
+                    filled += got
+                } else if got < 0, errno == EINTR {
+                    continue
+                } else {
+                    break
+                }
+            }
+            return Array(bytes.prefix(filled))
+        }
+    }
+
+    /// `strerror`, lower-cased at the start to sit inside a sentence.
+    static func reason(_ code: Int32) -> String {
+        guard let text = strerror(code) else { return "error \(code)" }
+        let message = String(cString: text)
+        return message.prefix(1).lowercased() + message.dropFirst()
+    }
+
+    private static func isDirectory(_ descriptor: Int32) -> Bool {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return false }
+        return status.st_mode & S_IFMT == S_IFDIR
+    }
+
+    private static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}

@@ -1,0 +1,122 @@
+/// A small command-line parser in the shape of swift-argument-parser: declared options,
+/// `--name value` or `--name=value`, flags, positionals, `--` to end options.
+struct Arguments {
+    /// An option that takes a value.
+    struct Option {
+        let name: String
+        let valueName: String
+        let help: String
+    }
+
+    /// An option without a value.
+    struct Flag {
+        let name: String
+        let help: String
+    }
+
+    private(set) var positionals: [String] = []
+    private var values: [String: String] = [:]
+    private var flags: Set<String> = []
+
+    /// Parses `arguments` against the declared options and flags.
+    /// - Throws: a usage ``CommandFailure`` for an unknown option, a missing value or a repeated option.
+    init(_ arguments: [String], command: String, options: [Option], flags declaredFlags: [Flag]) throws(CommandFailure) {
+        let optionNames = Set(options.map(\.name))
+        let flagNames = Set(declaredFlags.map(\.name) + ["help"])
+        var index = 0
+        var onlyPositionals = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if onlyPositionals || !argument.hasPrefix("-") || argument == "-" {
+                positionals.append(argument)
+                continue
+            }
+            if argument == "--" {
+                onlyPositionals = true
+                continue
+            }
+            if argument == "-h" {
+                flags.insert("help")
+                continue
+            }
+            guard argument.hasPrefix("--") else {
+                throw .usage("unknown option '\(argument)'", command: command)
+            }
+            let body = argument.dropFirst(2)
+            let name: String
+            var inlineValue: String?
+            if let equals = body.firstIndex(of: "=") {
+                name = String(body[..<equals])
+                inlineValue = String(body[body.index(after: equals)...])
+            } else {
+                name = String(body)
+            }
+            if flagNames.contains(name) {
+                guard inlineValue == nil else { throw .usage("'--\(name)' takes no value", command: command) }
+                flags.insert(name)
+            } else if optionNames.contains(name) {
+                guard values[name] == nil else { throw .usage("'--\(name)' is given twice", command: command) }
+                if let inlineValue {
+                    values[name] = inlineValue
+                } else {
+                    guard index < arguments.count else { throw .usage("'--\(name)' needs a value", command: command) }
+                    values[name] = arguments[index]
+                    index += 1
+                }
+            } else {
+                throw .usage("unknown option '--\(name)'", command: command)
+            }
+        }
+    }
+
+    /// Whether a flag was given.
+    func has(_ flag: String) -> Bool { flags.contains(flag) }
+
+    /// The raw value of an option, if given.
+    func value(_ name: String) -> String? { values[name] }
+
+    /// An integer option within `range`, or `defaultValue` when absent.
+    func integer(_ name: String, in range: ClosedRange<Int>, default defaultValue: Int, command: String) throws(CommandFailure) -> Int {
+        guard let text = values[name] else { return defaultValue }
+        guard let value = Int(text), range.contains(value) else {
+            throw .usage("'--\(name)' must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'", command: command)
+        }
+        return value
+    }
+
+    /// One of `choices`, or `defaultValue` when absent.
+    func choice(_ name: String, of choices: [String], default defaultValue: String, command: String) throws(CommandFailure) -> String {
+        guard let text = values[name] else { return defaultValue }
+        guard choices.contains(text) else {
+            throw .usage("'--\(name)' must be one of \(choices.joined(separator: ", ")), not '\(text)'", command: command)
+        }
+        return text
+    }
+
+    /// Exactly `count` positionals, named for the error message.
+    func positionals(exactly names: [String], command: String) throws(CommandFailure) -> [String] {
+        if positionals.count < names.count {
+            throw .usage("missing <\(names[positionals.count])>", command: command)
+        }
+        if positionals.count > names.count {
+            throw .usage("unexpected argument '\(positionals[names.count])'", command: command)
+        }
+        return positionals
+    }
+
+    /// Help text for a command: usage line, abstract, arguments and options.
+    static func help(usage: String, abstract: String, discussion: String? = nil, options: [Option], flags: [Flag]) -> String {
+        var lines = ["OVERVIEW: \(abstract)", "", "USAGE: \(usage)"]
+        if let discussion {
+            lines += ["", discussion]
+        }
+        lines += ["", "OPTIONS:"]
+        let rows = options.map { ("--\($0.name) <\($0.valueName)>", $0.help) } + flags.map { ("--\($0.name)", $0.help) } + [("-h, --help", "Show help information.")]
+        let width = (rows.map(\.0.count).max() ?? 0) + 2
+        for (left, right) in rows {
+            lines.append("  " + left + String(repeating: " ", count: width - left.count) + right)
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import VoicePipeCore
+import VoicePipeIO
+
+/// `voicepipe convert`: any audio file to the capture format, 16 kHz mono Int16 WAV.
+struct ConvertCommand: Command {
+    static let name = "convert"
+    static let abstract = "Convert an audio file to the capture format (16 kHz mono Int16 WAV)."
+    static let options: [Arguments.Option] = [
+        ResamplerChoice.option,
+        Arguments.Option(name: "chunk-ms", valueName: "ms", help: "Frame length in milliseconds, 10 to 100 (default 32 = 512 samples)."),
+        Arguments.Option(name: "channel", valueName: "index", help: "Take one channel (from 0) instead of the average of all channels."),
+        InputFile.rawOption,
+    ]
+    static let flags: [Arguments.Flag] = []
+    static var help: String {
+        Arguments.help(
+            usage: "voicepipe convert <input> <output.wav> [--resampler <name>] [--chunk-ms <ms>] [--channel <index>] [--raw <rate:channels:type>]",
+            abstract: abstract,
+            discussion: """
+            Reads any file libsndfile opens (WAV, AIFF, FLAC, OGG, ...), downmixes, resamples and rounds to
+            16 kHz mono Int16, and prints one summary line: frames in and out, durations, the peak level and
+            how many frames were digital silence (exact zeros, as from a dead microphone).
+            """,
+            options: options, flags: flags)
+    }
+
+    let input: String
+    let output: String
+    let resampler: ResamplerChoice
+    let captureOptions: CaptureOptions
+    let raw: AudioFormat?
+
+    init(arguments: Arguments) throws(CommandFailure) {
+        let paths = try arguments.positionals(exactly: ["input", "output.wav"], command: Self.name)
+        input = paths[0]
+        output = paths[1]
+        let choice = try arguments.choice("resampler", of: ResamplerChoice.allCases.map(\.rawValue), default: "builtin", command: Self.name)
+        resampler = ResamplerChoice(rawValue: choice) ?? .builtin
+        let milliseconds = try arguments.integer("chunk-ms", in: 10...100, default: 32, command: Self.name)
+        var downmix = DownmixMode.average
+        if arguments.value("channel") != nil {
+            downmix = .channel(try arguments.integer("channel", in: 0...1023, default: 0, command: Self.name))
+        }
+        captureOptions = CaptureOptions(frameMilliseconds: milliseconds, downmix: downmix)
+        raw = try InputFile.rawFormat(arguments.value("raw"), command: Self.name)
+        if InputFile.sameFile(input, output) {
+            throw .usage("the output '\(output)' is the input file; choose another output path", command: Self.name)
+        }
+    }
+
+    func run() throws(CommandFailure) -> ExitCode {
+        let reader = try InputFile.open(input, raw: raw)
+        let format = reader.format
+        let converter: CaptureConverter
+        do {
+            let resampler = try self.resampler.make(from: format.sampleRate, to: AudioFormat.captureTarget.sampleRate)
+            converter = try CaptureConverter(input: format, options: captureOptions, resampler: resampler)
+        } catch let error as CaptureConverterError {
+            throw CommandFailure("cannot convert '\(input)': \(error)", exitCode: error.isUsageProblem ? .usage : .dataError)
+        } catch {
+            throw CommandFailure("cannot convert '\(input)' (\(format)): \(error)", exitCode: .dataError)
+        }
+        let writer: AudioFileWriter
+        do {
+            writer = try AudioFileWriter(path: output, sampleRate: 16_000, channelCount: 1, encoding: .int16)
+        } catch {
+            throw InputFile.failure(error)
+        }
+
+        var stats = CaptureStatistics()
+        let progress = ProgressLine(label: "converting", total: reader.info.frameCount.map { Double($0) / format.sampleRate }, unit: "s")
+        var warning: String?
+        let bufferFrames = 4_096
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferFrames * format.bytesPerFrame, alignment: 16)
+        defer { buffer.deallocate() }
+        do {
+            while true {
+                let frames = try InputFile.readAllowingTruncation(reader, into: buffer) { read, declared in
+                    warning = "warning: '\(input)' is truncated: its header declares \(declared) frames but the file holds \(read); converted the \(read) frames present"
+                }
+                if frames == 0 { break }
+                try converter.process(UnsafeRawBufferPointer(rebasing: buffer[0..<(frames * format.bytesPerFrame)])) { frame in
+                    try writer.write(frame.samples)
+                    stats.add(frame)
+                }
+                progress.update(Double(reader.framesRead) / format.sampleRate)
+            }
+            try converter.flush { frame in
+                try writer.write(frame.samples)
+                stats.add(frame)
+            }
+            try writer.close()
+        } catch {
+            progress.finish()
+            try? writer.close()
+            let kept = "the \(writer.framesWritten) frames converted before it are in '\(output)'"
+            if let fileError = error as? AudioFileError {
+                let failure = InputFile.failure(fileError)
+                throw CommandFailure("\(failure.message); \(kept)", exitCode: failure.exitCode)
+            }
+            throw CommandFailure("converting '\(input)' failed: \(error); \(kept)", exitCode: .software)
+        }
+        progress.finish()
+        if let warning { Console.error(warning) }
+        print("\(input) -> \(output): \(reader.framesRead) frames at \(Self.rate(format.sampleRate)) (\(InputFile.seconds(reader.framesRead, rate: format.sampleRate))) -> \(stats.samples) frames at 16000 Hz (\(InputFile.seconds(stats.samples, rate: 16_000))); \(stats.summary)")
+        return .success
+    }
+
+    static func rate(_ rate: Double) -> String {
+        rate == rate.rounded() ? "\(Int(rate)) Hz" : "\(rate) Hz"
+    }
+}
+
+/// Per-frame levels gathered into the numbers a summary line reports.
+struct CaptureStatistics {
+    private(set) var frames = 0
+    private(set) var samples = 0
+    private(set) var silentFrames = 0
+    private(set) var maxDBFS = -Double.infinity
+    private(set) var minDBFS = Double.infinity
+
+    mutating func add(_ frame: CaptureFrame) {
+        frames += 1
+        samples += frame.samples.count
+        if frame.level.isDigitalSilence { silentFrames += 1 }
+        maxDBFS = max(maxDBFS, frame.level.dBFS)
+        minDBFS = min(minDBFS, frame.level.dBFS)
+    }
+
+    /// "peak -3.0 dBFS; 7 of 92 frames digital silence".
+    var summary: String {
+        let peak = frames == 0 ? "no audio" : "peak \(PeakLevel.format(maxDBFS)) dBFS"
+        return "\(peak); \(silentFrames) of \(frames) frames digital silence"
+    }
+}
+
+extension CaptureConverterError {
+    /// Errors that come from the command line's options rather than from the file.
+    var isUsageProblem: Bool {
+        switch self {
+        case .frameDurationOutOfRange, .downmixChannelOutOfRange: true
+        default: false
+        }
+    }
+}

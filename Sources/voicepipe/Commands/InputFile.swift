@@ -1,0 +1,99 @@
+import Foundation
+import VoicePipeCore
+import VoicePipeIO
+
+/// Opening input files the same way in every command, with errors mapped to exit statuses.
+enum InputFile {
+    /// The `--raw` option shared by commands that read audio files.
+    static let rawOption = Arguments.Option(
+        name: "raw", valueName: "rate:channels:type",
+        help: "Read a headerless little-endian PCM file, e.g. 48000:2:int16 (types: int16, int32, float32, float64).")
+
+    /// Parses a `--raw` value.
+    static func rawFormat(_ text: String?, command: String) throws(CommandFailure) -> AudioFormat? {
+        guard let text else { return nil }
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3, let rate = Double(parts[0]), let channels = Int(parts[1]), let type = SampleType(rawValue: parts[2].lowercased()) else {
+            throw .usage("'--raw' must look like 48000:2:int16 (rate:channels:type), not '\(text)'", command: command)
+        }
+        return AudioFormat(sampleRate: rate, channelCount: channels, sampleType: type)
+    }
+
+    /// Opens a reader.
+    static func open(_ path: String, raw: AudioFormat?) throws(CommandFailure) -> AudioFileReader {
+        do {
+            if let raw {
+                return try AudioFileReader(path: path, rawFormat: raw)
+            }
+            return try AudioFileReader(path: path)
+        } catch {
+            throw failure(error)
+        }
+    }
+
+    /// Reads the next buffer; at a truncated end, reports the counts and returns 0 (the frames
+    /// present were all delivered before).
+    static func readAllowingTruncation(_ reader: AudioFileReader, into buffer: UnsafeMutableRawBufferPointer, truncated: (_ read: Int, _ declared: Int) -> Void) throws(AudioFileError) -> Int {
+        do {
+            return try reader.read(into: buffer)
+        } catch {
+            guard case .truncated(_, let read, let declared) = error else { throw error }
+            truncated(read, declared)
+            return 0
+        }
+    }
+
+    /// The exit status and message for a file error.
+    static func failure(_ error: AudioFileError) -> CommandFailure {
+        switch error {
+        case .fileNotFound, .cannotOpen:
+            CommandFailure(error.description, exitCode: .noInput)
+        case .invalidRawFormat:
+            CommandFailure(error.description, exitCode: .usage)
+        case .unrecognizedFormat, .unusableFormat, .corrupt, .truncated:
+            CommandFailure(error.description, exitCode: .dataError)
+        case .cannotCreate:
+            CommandFailure(error.description, exitCode: .cannotCreate)
+        case .writeFailed:
+            CommandFailure(error.description, exitCode: .ioError)
+        case .incompatibleBuffer:
+            CommandFailure(error.description, exitCode: .software)
+        }
+    }
+
+    /// Whether two paths name the same file (so an output would overwrite its input).
+    static func sameFile(_ a: String, _ b: String) -> Bool {
+        let left = URL(fileURLWithPath: a).standardizedFileURL.resolvingSymlinksInPath().path
+        let right = URL(fileURLWithPath: b).standardizedFileURL.resolvingSymlinksInPath().path
+        return left == right
+    }
+
+    /// Seconds with three decimals, for summaries.
+    static func seconds(_ frames: Int, rate: Double) -> String {
+        String(format: "%.3f s", Double(frames) / rate)
+    }
+}
+
+/// The resamplers a command can choose with `--resampler`.
+enum ResamplerChoice: String, CaseIterable {
+    case builtin
+    case srcBest = "src-best"
+    case srcMedium = "src-medium"
+    case srcFastest = "src-fastest"
+    case srcLinear = "src-linear"
+
+    static let option = Arguments.Option(
+        name: "resampler", valueName: "name",
+        help: "builtin (default), or libsamplerate's src-best, src-medium, src-fastest, src-linear.")
+
+    /// Builds the chosen resampler.
+    func make(from inputRate: Double, to outputRate: Double) throws(ResamplerError) -> any Resampler {
+        switch self {
+        case .builtin: try BuiltInResampler(inputRate: inputRate, outputRate: outputRate)
+        case .srcBest: try LibsamplerateResampler(inputRate: inputRate, outputRate: outputRate, quality: .sincBest)
+        case .srcMedium: try LibsamplerateResampler(inputRate: inputRate, outputRate: outputRate, quality: .sincMedium)
+        case .srcFastest: try LibsamplerateResampler(inputRate: inputRate, outputRate: outputRate, quality: .sincFastest)
+        case .srcLinear: try LibsamplerateResampler(inputRate: inputRate, outputRate: outputRate, quality: .linear)
+        }
+    }
+}

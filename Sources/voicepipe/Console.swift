@@ -1,0 +1,66 @@
+import Foundation
+
+/// Writing to the terminal: results on stdout, diagnostics and progress on stderr.
+enum Console {
+    /// Whether stderr is a terminal (progress and meters are shown only then).
+    static let stderrIsTerminal = isatty(STDERR_FILENO) != 0
+
+    /// Writes a line to stderr.
+    static func error(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    /// Writes text to stderr without a newline (for progress lines).
+    static func errorRaw(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+}
+
+/// A one-line progress display on stderr for long work, shown only when stderr is a terminal.
+///
+/// Nothing appears for work that finishes within half a second; after that the line updates at
+/// most ten times a second and is erased when the work ends.
+final class ProgressLine {
+    private let label: String
+    private let total: Double?
+    private let unit: String
+    private let start = Date()
+    private var lastDraw: Date?
+    private var drawn = false
+
+    /// - Parameters:
+    ///   - label: what is happening ("converting").
+    ///   - total: the amount at the end, in `unit`s, when known.
+    init(label: String, total: Double?, unit: String) {
+        self.label = label
+        self.total = total
+        self.unit = unit
+    }
+
+    /// Reports the amount done so far.
+    func update(_ done: Double) {
+        guard Console.stderrIsTerminal else { return }
+        let now = Date()
+        guard now.timeIntervalSince(start) >= 0.5 else { return }
+        if let lastDraw, now.timeIntervalSince(lastDraw) < 0.1 { return }
+        lastDraw = now
+        var text = "\r\(label): \(Self.format(done)) \(unit)"
+        if let total, total > 0 {
+            let percent = Int((done / total * 100).rounded(.down))
+            text += " of \(Self.format(total)) \(unit) (\(min(percent, 100))%)"
+        }
+        Console.errorRaw(text + "\u{1B}[K")
+        drawn = true
+    }
+
+    /// Erases the line if it was drawn.
+    func finish() {
+        if drawn {
+            Console.errorRaw("\r\u{1B}[K")
+        }
+    }
+
+    private static func format(_ value: Double) -> String {
+        String(format: "%.1f", value)
+    }
+}

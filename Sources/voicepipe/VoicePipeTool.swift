@@ -1,0 +1,73 @@
+import Foundation
+import VoicePipeCore
+import VoicePipeIO
+
+/// The `voicepipe` entry point: picks the subcommand, parses, runs, exits with its status.
+@main
+enum VoicePipeTool {
+    /// The subcommands, in the order `--help` lists them.
+    static let commands: [any Command.Type] = [ConvertCommand.self, InfoCommand.self]
+
+    static let version = "0.1.0"
+
+    static func main() {
+        exit(run(Array(CommandLine.arguments.dropFirst())).rawValue)
+    }
+
+    /// Parses the command line, runs the command and returns its exit status.
+    static func run(_ arguments: [String]) -> ExitCode {
+        guard let first = arguments.first else {
+            Console.error(overview)
+            return .usage
+        }
+        switch first {
+        case "-h", "--help", "help":
+            if first == "help", arguments.count > 1, let command = commands.first(where: { $0.name == arguments[1] }) {
+                print(command.help)
+            } else {
+                print(overview)
+            }
+            return .success
+        case "--version":
+            print("voicepipe \(version) (\(LibraryVersions.sndfile); \(LibraryVersions.samplerate); alsa-lib \(LibraryVersions.alsa))")
+            return .success
+        default:
+            break
+        }
+        guard let command = commands.first(where: { $0.name == first }) else {
+            Console.error("voicepipe: error: unknown command '\(first)' (see 'voicepipe --help')")
+            return .usage
+        }
+        do {
+            let parsed = try Arguments(Array(arguments.dropFirst()), command: command.name, options: command.options, flags: command.flags)
+            if parsed.has("help") {
+                print(command.help)
+                return .success
+            }
+            return try command.init(arguments: parsed).run()
+        } catch {
+            Console.error("voicepipe: error: \(error.message)")
+            return error.exitCode
+        }
+    }
+
+    static var overview: String {
+        let width = (commands.map { $0.name.count }.max() ?? 0) + 2
+        let list = commands.map { "  " + $0.name + String(repeating: " ", count: width - $0.name.count) + $0.abstract }
+        return """
+        OVERVIEW: VoicePipe converts audio for speech-to-speech voice clients: any file or device format
+        to 16 kHz mono Int16 frames, and the reply audio back to Float32 for players.
+
+        USAGE: voicepipe <command> [options]
+
+        COMMANDS:
+        \(list.joined(separator: "\n"))
+
+          See 'voicepipe <command> --help' for a command's options.
+
+        OPTIONS:
+          --version   Show the version and the C libraries in use.
+          -h, --help  Show help information.
+        """
+    }
+}

@@ -1,3 +1,0 @@
-import VoicePipeIO
-
-print("voicepipe (\(LibraryVersions.sndfile), \(LibraryVersions.samplerate), alsa-lib \(LibraryVersions.alsa))")

@@ -1,0 +1,318 @@
+import CSndFile
+import Foundation
+import Testing
+import VoicePipeCore
+import VoicePipeIO
+import VoicePipeTestSupport
+
+/// Every way a file can be missing, wrong, broken or short ends in the typed error that says so.
+struct AudioFileErrorTests {
+    // MARK: Opening
+
+    @Test func missingFileIsFileNotFound() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("nowhere.wav")
+        #expect(caught { try AudioFileReader(path: path) } == .fileNotFound(path: path))
+        #expect(caught { try AudioFileReader.inspect(path: path) } == .fileNotFound(path: path))
+        #expect(caught { try AudioFileReader(path: path, rawFormat: .captureTarget) } == .fileNotFound(path: path))
+    }
+
+    @Test func directoryIsCannotOpen() throws {
+        let directory = try TemporaryDirectory()
+        let error = caught { try AudioFileReader(path: directory.url.path) }
+        guard case .cannotOpen(directory.url.path, let reason) = error else {
+            Issue.record("expected cannotOpen, got \(String(describing: error))")
+            return
+        }
+        #expect(reason.contains("directory"))
+    }
+
+    @Test func garbageAndEmptyFilesAreUnrecognized() throws {
+        let directory = try TemporaryDirectory()
+        var generator = SplitMix64(seed: 42)
+        let garbage = try directory.file("garbage.wav", (0..<4_096).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
+        let error = caught { try AudioFileReader(path: garbage) }
+        guard case .unrecognizedFormat(garbage, let detail) = error else {
+            Issue.record("expected unrecognizedFormat, got \(String(describing: error))")
+            return
+        }
+        #expect(detail.contains("not recognised"))  // libsndfile's own words are kept
+        #expect(caught { try AudioFileReader.inspect(path: garbage) } == error)
+
+        let empty = try directory.file("empty.wav", [])
+        #expect(caught { try AudioFileReader(path: empty) } == .unrecognizedFormat(path: empty, detail: "the file is empty"))
+
+        // A RIFF header that stops before its fmt chunk is not a usable header either.
+        let stub = try directory.file("stub.wav", Array("RIFF\u{0}\u{0}\u{0}\u{0}WAVE".utf8))
+        guard case .unrecognizedFormat = caught({ try AudioFileReader(path: stub) }) else {
+            Issue.record("a header-only RIFF stub should be unrecognized")
+            return
+        }
+    }
+
+    // MARK: Headers the guard refuses
+
+    @Test func zeroRateWAVIsUnusableAndInspectShowsTheReportedFormat() throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.file("zero-rate.wav", Fixtures.wav(sampleRate: 0, channels: 1, payload: Fixtures.int16LE([1, 2, 3, 4])))
+
+        #expect(caught { try AudioFileReader(path: path) } == .unusableFormat(path: path, .sampleRateNotPositive(0)))
+
+        let info = try AudioFileReader.inspect(path: path)
+        #expect(info.container == "WAV")
+        #expect(info.encoding == "Signed 16 bit PCM")
+        #expect(info.format == AudioFormat(sampleRate: 0, channelCount: 1, sampleType: .int16, isInterleaved: true))
+        #expect(info.declaredFrameCount == 4)
+        #expect(info.verdict == .failure(.sampleRateNotPositive(0)))
+    }
+
+    @Test func zeroChannelWAVIsUnusable() throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.file("no-channels.wav", Fixtures.wav(sampleRate: 16_000, channels: 0, payload: Fixtures.int16LE([1, 2])))
+        #expect(caught { try AudioFileReader(path: path) } == .unusableFormat(path: path, .noChannels(0)))
+        let info = try AudioFileReader.inspect(path: path)
+        #expect(info.format.sampleRate == 16_000)
+        #expect(info.format.channelCount == 0)
+        #expect(info.verdict == .failure(.noChannels(0)))
+    }
+
+    @Test func zeroChannelExtensibleWAVIsUnusable() throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.file("no-channels-ext.wav", Fixtures.wav(
+            sampleRate: 48_000, channels: 0, bitsPerSample: 32, formatTag: 3, extensible: true, oddChunkFirst: true, payload: []))
+        #expect(caught { try AudioFileReader(path: path) } == .unusableFormat(path: path, .noChannels(0)))
+        let info = try AudioFileReader.inspect(path: path)
+        #expect(info.encoding == "32 bit float")
+        #expect(info.format == AudioFormat(sampleRate: 48_000, channelCount: 0, sampleType: .float32, isInterleaved: true))
+    }
+
+    @Test func zeroRateAIFFIsUnusableThoughLibsndfileWouldSayOneHertz() throws {
+        let directory = try TemporaryDirectory()
+        let payload = Fixtures.int16BE([1, 2, 3])
+        let path = try directory.file("zero-rate.aiff", Fixtures.aiff(rate80: Fixtures.extended80(0), channels: 1, declaredFrames: 3, payload: payload))
+        #expect(caught { try AudioFileReader(path: path) } == .unusableFormat(path: path, .sampleRateNotPositive(0)))
+        let info = try AudioFileReader.inspect(path: path)
+        #expect(info.container == "AIFF")
+        #expect(info.format == AudioFormat(sampleRate: 0, channelCount: 1, sampleType: .int16, isInterleaved: true))
+
+        let noChannels = try directory.file("no-channels.aiff", Fixtures.aiff(rate80: Fixtures.extended80(8_000), channels: 0, declaredFrames: 3, payload: payload))
+        #expect(caught { try AudioFileReader(path: noChannels) } == .unusableFormat(path: noChannels, .noChannels(0)))
+        #expect(try AudioFileReader.inspect(path: noChannels).format.channelCount == 0)
+
+        // An infinite rate (exponent all ones, zero fraction) is named as not finite.
+        let infinite = try directory.file("inf.aiff", Fixtures.aiff(rate80: [0x7F, 0xFF, 0x80, 0, 0, 0, 0, 0, 0, 0], channels: 1, declaredFrames: 3, payload: payload))
+        #expect(caught { try AudioFileReader(path: infinite) } == .unusableFormat(path: infinite, .sampleRateNotFinite(.infinity)))
+    }
+
+    // MARK: Truncation
+
+    @Test func truncatedWAVDeliversEveryFramePresentThenThrows() throws {
+        let directory = try TemporaryDirectory()
+        let present = Signals.int16(Fixtures.signal(frames: 400, channels: 2, sampleRate: 16_000))
+        // The header claims 1000 frames (4000 bytes); 400 frames are there.
+        let path = try directory.file("cut.wav", Fixtures.wav(
+            sampleRate: 16_000, channels: 2, declaredDataBytes: 4_000, payload: Fixtures.int16LE(present)))
+
+        let info = try AudioFileReader.inspect(path: path)
+        #expect(info.frameCount == 400)
+        #expect(info.declaredFrameCount == 1_000)
+        #expect(info.isKnownTruncated)
+
+        for bufferFrames in [1, 7, 400, 480, 4_096] {
+            let reader = try AudioFileReader(path: path)
+            let (read, error) = Fixtures.readAll(reader, bufferFrames: bufferFrames, as: Int16.self)
+            #expect(read == present, "buffer of \(bufferFrames) frames")
+            #expect(error == .truncated(path: path, framesRead: 400, framesDeclared: 1_000))
+            #expect(reader.framesRead == 400)
+            // Every later read says the same.
+            #expect(Fixtures.readAll(reader, bufferFrames: bufferFrames, as: Int16.self).error == error)
+        }
+    }
+
+    @Test func truncatedAIFFAndRF64AreReportedToo() throws {
+        let directory = try TemporaryDirectory()
+        let present = Signals.int16(Fixtures.signal(frames: 250, channels: 1, sampleRate: 8_000))
+        let aiff = try directory.file("cut.aiff", Fixtures.aiff(
+            rate80: Fixtures.extended80(8_000), channels: 1, declaredFrames: 600, payload: Fixtures.int16BE(present)))
+        let aiffRead = Fixtures.readAll(try AudioFileReader(path: aiff), bufferFrames: 64, as: Int16.self)
+        #expect(aiffRead.samples == present)
+        #expect(aiffRead.error == .truncated(path: aiff, framesRead: 250, framesDeclared: 600))
+
+        let rf64 = directory.path("cut.rf64")
+        let full = Signals.int16(Fixtures.signal(frames: 4_000, channels: 2, sampleRate: 16_000))
+        try Fixtures.writeWithLibsndfile(rf64, format: Int32(SF_FORMAT_RF64 | SF_FORMAT_PCM_16), sampleRate: 16_000, channels: 2, samples: full)
+        let headerBytes = try Fixtures.fileSize(rf64) - full.count * 2
+        try Fixtures.truncate(rf64, to: headerBytes + 1_000 * 4 + 3)  // 1000 whole frames and a partial one
+        let rf64Read = Fixtures.readAll(try AudioFileReader(path: rf64), bufferFrames: 480, as: Int16.self)
+        #expect(rf64Read.samples == Array(full[0..<2_000]))
+        #expect(rf64Read.error == .truncated(path: rf64, framesRead: 1_000, framesDeclared: 4_000))
+    }
+
+    /// A FLAC file with `samples` whose bytes at `offset` are overwritten with `count` bytes of noise.
+    static func damagedFLAC(_ directory: TemporaryDirectory, _ name: String, samples: [Int16], offset: (Int) -> Int, count: Int) throws -> String {
+        let path = directory.path(name)
+        try Fixtures.writeWithLibsndfile(path, format: Int32(SF_FORMAT_FLAC | SF_FORMAT_PCM_16), sampleRate: 16_000, channels: 2, samples: samples)
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        try handle.seek(toOffset: UInt64(offset(try Fixtures.fileSize(path))))
+        handle.write(Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) }))
+        try handle.close()
+        return path
+    }
+
+    @Test func flacDecoderErrorIsCorruptAfterDeliveringWhatDecoded() throws {
+        let directory = try TemporaryDirectory()
+        let samples = Signals.int16(Fixtures.signal(frames: 40_000, channels: 2, sampleRate: 16_000))
+        // Damage early in the audio: libFLAC fails and libsndfile reports a read error.
+        let path = try Self.damagedFLAC(directory, "decoder-error.flac", samples: samples, offset: { _ in 20_000 }, count: 50)
+
+        let reader = try AudioFileReader(path: path)
+        let (read, error) = Fixtures.readAll(reader, bufferFrames: 1_000, as: Int16.self)
+        guard case .corrupt(path, let detail) = error else {
+            Issue.record("expected corrupt, got \(String(describing: error))")
+            return
+        }
+        #expect(detail.contains("flac decoder"))  // libsndfile's own words
+        #expect(reader.framesRead > 0 && reader.framesRead < 40_000)
+        #expect(read.count == reader.framesRead * 2)
+        // What was delivered before the damage is the original audio.
+        #expect(read.prefix(2_000) == samples.prefix(2_000))
+        // Every later read says the same.
+        #expect(Fixtures.readAll(reader, bufferFrames: 1_000, as: Int16.self).error == error)
+    }
+
+    @Test func flacThatEndsEarlyIsTruncatedOrCorrupt() throws {
+        let directory = try TemporaryDirectory()
+        let samples = Signals.int16(Fixtures.signal(frames: 40_000, channels: 2, sampleRate: 16_000))
+        // Scribble over the middle: whichever way libsndfile gives up, the read may not end quietly.
+        let path = try Self.damagedFLAC(directory, "damaged.flac", samples: samples, offset: { $0 / 2 }, count: 3_000)
+
+        let reader = try AudioFileReader(path: path)
+        #expect(reader.info.declaredFrameCount == 40_000)
+        let (read, error) = Fixtures.readAll(reader, bufferFrames: 1_000, as: Int16.self)
+        #expect(reader.framesRead < 40_000)
+        #expect(read.count == reader.framesRead * 2)
+        #expect(read.prefix(2_000) == samples.prefix(2_000))
+        switch error {
+        case .truncated(path, reader.framesRead, 40_000), .corrupt(path, _):
+            break
+        default:
+            Issue.record("expected truncated or corrupt, got \(String(describing: error))")
+        }
+    }
+
+    // MARK: Raw formats and buffers
+
+    @Test func rawFormatsTheGuardRefusesAreInvalid() throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.file("capture.raw", [0, 0, 0, 0])
+        for format in [
+            AudioFormat(sampleRate: 0, channelCount: 1, sampleType: .int16),
+            AudioFormat(sampleRate: .nan, channelCount: 1, sampleType: .int16),
+            AudioFormat(sampleRate: 16_000, channelCount: 0, sampleType: .int16),
+            AudioFormat(sampleRate: 16_000, channelCount: 2, sampleType: .float32, isInterleaved: false),
+            AudioFormat(sampleRate: 44_100.5, channelCount: 1, sampleType: .int16),
+        ] {
+            let error = caught { try AudioFileReader(path: path, rawFormat: format) }
+            guard case .invalidRawFormat(let sentence) = error else {
+                Issue.record("\(format): expected invalidRawFormat, got \(String(describing: error))")
+                continue
+            }
+            #expect(sentence.contains(path))
+            #expect(sentence.hasSuffix("."))
+        }
+        // The format is judged before the file: a bad format for a missing file is still the format's fault.
+        guard case .invalidRawFormat = caught({ try AudioFileReader(path: directory.path("missing.raw"), rawFormat: AudioFormat(sampleRate: 0, channelCount: 1, sampleType: .int16)) }) else {
+            Issue.record("expected invalidRawFormat for a 0 Hz raw format")
+            return
+        }
+    }
+
+    @Test func buffersOfTheWrongTypeOrSizeAreRefusedWithoutReading() throws {
+        let directory = try TemporaryDirectory()
+        let path = try directory.file("stereo.wav", Fixtures.wav(sampleRate: 16_000, channels: 2, payload: Fixtures.int16LE([1, 2, 3, 4])))
+        let reader = try AudioFileReader(path: path)
+
+        var floats = [Float](repeating: 0, count: 8)
+        let wrongType = floats.withUnsafeMutableBufferPointer { buffer in caught { try reader.read(into: buffer) } }
+        guard case .incompatibleBuffer(path, let detail) = wrongType else {
+            Issue.record("expected incompatibleBuffer, got \(String(describing: wrongType))")
+            return
+        }
+        #expect(detail.contains("Int16"))
+
+        var one = [Int16](repeating: 0, count: 1)
+        let tooSmall = one.withUnsafeMutableBufferPointer { buffer in caught { try reader.read(into: buffer) } }
+        guard case .incompatibleBuffer = tooSmall else {
+            Issue.record("expected incompatibleBuffer, got \(String(describing: tooSmall))")
+            return
+        }
+        var bytes = [UInt8](repeating: 0, count: 3)
+        let tooFewBytes = bytes.withUnsafeMutableBytes { buffer in caught { try reader.read(into: buffer) } }
+        guard case .incompatibleBuffer = tooFewBytes else {
+            Issue.record("expected incompatibleBuffer, got \(String(describing: tooFewBytes))")
+            return
+        }
+        #expect(reader.framesRead == 0)
+        #expect(Fixtures.readAll(reader, bufferFrames: 2, as: Int16.self).samples == [1, 2, 3, 4])
+    }
+
+    // MARK: Writing
+
+    @Test func unwritableOutputPathsAreCannotCreate() throws {
+        let directory = try TemporaryDirectory()
+        let inMissingDirectory = directory.path("no/such/dir/out.wav")
+        let error = caught { try AudioFileWriter(path: inMissingDirectory, sampleRate: 16_000, channelCount: 1, encoding: .int16) }
+        guard case .cannotCreate(inMissingDirectory, let reason) = error else {
+            Issue.record("expected cannotCreate, got \(String(describing: error))")
+            return
+        }
+        #expect(reason.contains(directory.path("no/such/dir")))
+
+        let isDirectory = caught { try AudioFileWriter(path: directory.url.path, sampleRate: 16_000, channelCount: 1, encoding: .float32) }
+        guard case .cannotCreate(directory.url.path, _) = isDirectory else {
+            Issue.record("expected cannotCreate, got \(String(describing: isDirectory))")
+            return
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path("no")))
+    }
+
+    @Test func writerRefusesFormatsTheGuardRefuses() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("out.wav")
+        #expect(caught { try AudioFileWriter(path: path, sampleRate: 0, channelCount: 1, encoding: .int16) } == .unusableFormat(path: path, .sampleRateNotPositive(0)))
+        #expect(caught { try AudioFileWriter(path: path, sampleRate: 16_000, channelCount: 0, encoding: .int16) } == .unusableFormat(path: path, .noChannels(0)))
+        guard case .cannotCreate = caught({ try AudioFileWriter(path: path, sampleRate: 16_000, channelCount: 100_000, encoding: .int16) }) else {
+            Issue.record("expected cannotCreate for 100 000 channels")
+            return
+        }
+        // Nothing was created for a refused format.
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    // MARK: Descriptions
+
+    @Test func everyDescriptionIsOneSentenceNamingTheFile() {
+        let path = "/recordings/take 3.wav"
+        let errors: [AudioFileError] = [
+            .fileNotFound(path: path),
+            .cannotOpen(path: path, reason: "permission denied"),
+            .unrecognizedFormat(path: path, detail: "Format not recognised."),
+            .unusableFormat(path: path, .sampleRateNotPositive(0)),
+            .invalidRawFormat("Cannot read '\(path)' as raw PCM: the format has 0 channels; audio needs at least one; give the rate and channel count the samples were recorded with."),
+            .corrupt(path: path, detail: "Internal error."),
+            .truncated(path: path, framesRead: 400, framesDeclared: 1_000),
+            .incompatibleBuffer(path: path, detail: "the buffer holds 1 samples, less than one frame of 2 channels"),
+            .cannotCreate(path: path, reason: "permission denied; choose a directory you can write to"),
+            .writeFailed(path: path, reason: "the writer is already closed; create a new writer to write more"),
+        ]
+        for error in errors {
+            let text = error.description
+            #expect(text.contains(path), "\(text)")
+            #expect(text.hasSuffix("."), "\(text)")
+            #expect(!text.contains(".."), "\(text)")
+            #expect(!text.dropLast().contains(". "), "one sentence: \(text)")
+        }
+        #expect(AudioFileError.truncated(path: path, framesRead: 400, framesDeclared: 1_000).description.contains("1000"))
+        #expect(AudioFileError.unusableFormat(path: path, .sampleRateNotPositive(0)).description.contains("0 Hz"))
+    }
+}
