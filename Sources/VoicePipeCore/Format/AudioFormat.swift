@@ -25,6 +25,13 @@ public struct AudioFormat: Sendable, Hashable, CustomStringConvertible {
     /// The capture format VoicePipe sends: 16 000 Hz, mono, Int16, interleaved.
     public static let captureTarget = AudioFormat(sampleRate: 16_000, channelCount: 1, sampleType: .int16, isInterleaved: true)
 
+    /// The reply audio as it arrives on the wire: 24 000 Hz, mono, Int16 (little-endian).
+    public static let wirePlayback = AudioFormat(sampleRate: 24_000, channelCount: 1, sampleType: .int16, isInterleaved: true)
+
+    /// The only format a player accepts: 24 000 Hz, mono, Float32, deinterleaved (one contiguous
+    /// buffer per channel). A 16-bit player connection crashes real devices, so players refuse it.
+    public static let playback = AudioFormat(sampleRate: 24_000, channelCount: 1, sampleType: .float32, isInterleaved: false)
+
     /// Bytes one frame occupies (all channels), or 0 when the channel count is not positive.
     public var bytesPerFrame: Int { max(channelCount, 0) * sampleType.byteCount }
 

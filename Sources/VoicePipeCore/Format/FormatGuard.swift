@@ -40,6 +40,9 @@ public struct ValidatedFormat: Sendable, Hashable, CustomStringConvertible {
 
     /// The capture target, known to be valid.
     public static let captureTarget = ValidatedFormat(checked: .captureTarget)
+
+    /// The player format, known to be valid.
+    public static let playback = ValidatedFormat(checked: .playback)
 }
 
 /// The check every format passes before it reaches a converter, a tap or a device.

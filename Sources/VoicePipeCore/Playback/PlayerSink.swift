@@ -1,0 +1,78 @@
+/// Why a player refused a format or a buffer.
+public enum PlayerSinkError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The format's samples are not Float32 (a 16-bit player connection crashes real devices).
+    case notFloat32(SampleType)
+    /// The format is interleaved; players take one contiguous buffer per channel.
+    case interleaved(channelCount: Int)
+    /// A buffer whose channel count differs from the connected format's.
+    case channelCountMismatch(expected: Int, received: Int)
+    /// Playing before connecting, or after closing.
+    case notConnected
+    /// The device or file behind the sink failed; `code` is its own error number where it has one.
+    case deviceFailure(code: Int, message: String)
+
+    public var description: String {
+        switch self {
+        case .notFloat32(let type):
+            "players accept only Float32 samples, not \(type): a 16-bit player connection crashes real audio devices, so it is refused"
+        case .interleaved(let channels):
+            "players accept only deinterleaved audio (one contiguous buffer per channel), not interleaved \(channels)-channel frames"
+        case .channelCountMismatch(let expected, let received):
+            "the player was connected for \(expected) channel\(expected == 1 ? "" : "s") but received \(received)"
+        case .notConnected:
+            "the player is not connected; connect it to a format first"
+        case .deviceFailure(let code, let message):
+            "the player failed (\(code)): \(message)"
+        }
+    }
+}
+
+/// A format a player can take: validated, Float32 and deinterleaved.
+///
+/// The only way to make one is ``init(_:)``, which refuses Int16 and interleaved formats, so a
+/// sink's ``PlayerSink/open(_:)`` never sees a format that would crash a device.
+public struct PlayerFormat: Sendable, Hashable, CustomStringConvertible {
+    /// The accepted format.
+    public let format: ValidatedFormat
+
+    /// Checks that `format` is Float32 and deinterleaved.
+    /// - Throws: ``PlayerSinkError/notFloat32(_:)`` or ``PlayerSinkError/interleaved(channelCount:)``.
+    public init(_ format: ValidatedFormat) throws(PlayerSinkError) {
+        guard format.sampleType == .float32 else { throw .notFloat32(format.sampleType) }
+        guard !format.isInterleaved else { throw .interleaved(channelCount: format.channelCount) }
+        self.format = format
+    }
+
+    /// The default player format, ``AudioFormat/playback``.
+    public static let playback = PlayerFormat(checked: .playback)
+
+    private init(checked format: ValidatedFormat) {
+        self.format = format
+    }
+
+    public var sampleRate: Double { format.sampleRate }
+    public var channelCount: Int { format.channelCount }
+    public var description: String { format.description }
+}
+
+/// What a device or file player implements: it takes deinterleaved Float32 buffers, nothing else.
+///
+/// Callers connect with ``connect(format:)``, which checks the format before the sink sees it;
+/// sinks implement ``open(_:)``, ``play(_:)`` and ``close()``.
+public protocol PlayerSink: AnyObject {
+    /// Prepares the sink for `format` (already checked: Float32, deinterleaved).
+    func open(_ format: PlayerFormat) throws(PlayerSinkError)
+    /// Plays one buffer of the connected format.
+    func play(_ buffer: PlaybackBuffer) throws(PlayerSinkError)
+    /// Finishes playback and releases the device or file.
+    func close() throws(PlayerSinkError)
+}
+
+extension PlayerSink {
+    /// Connects the sink to `format`, refusing Int16 and interleaved formats before the sink sees them.
+    /// - Throws: ``PlayerSinkError/notFloat32(_:)``, ``PlayerSinkError/interleaved(channelCount:)``,
+    ///   or the sink's own error.
+    public func connect(format: ValidatedFormat) throws(PlayerSinkError) {
+        try open(PlayerFormat(format))
+    }
+}
