@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "VoicePipeCore", targets: ["VoicePipeCore"]),
         .library(name: "VoicePipeIO", targets: ["VoicePipeIO"]),
+        .library(name: "VoicePipeSession", targets: ["VoicePipeSession"]),
         .executable(name: "voicepipe", targets: ["voicepipe"]),
     ],
     targets: [
@@ -21,8 +22,11 @@ let package = Package(
         // Files (libsndfile), devices (ALSA), and the libsamplerate resampler backend.
         .target(name: "VoicePipeIO", dependencies: ["VoicePipeCore", "CSampleRate", "CSndFile", "CALSA"]),
 
+        // The wire protocol (every message type), and later the session layer and its transports.
+        .target(name: "VoicePipeSession", dependencies: ["VoicePipeCore", "VoicePipeIO"]),
+
         // The command-line tool: argument handling over the modules above.
-        .executableTarget(name: "voicepipe", dependencies: ["VoicePipeCore", "VoicePipeIO"]),
+        .executableTarget(name: "voicepipe", dependencies: ["VoicePipeCore", "VoicePipeIO", "VoicePipeSession"]),
 
         // A sample program over the public API (kept compiling by every build).
         .executableTarget(name: "sample-convert-file", dependencies: ["VoicePipeCore", "VoicePipeIO"], path: "Samples/ConvertFile"),
@@ -36,6 +40,7 @@ let package = Package(
         .testTarget(name: "VoicePipeCoreTests", dependencies: ["VoicePipeCore", "VoicePipeTestSupport"]),
         // CSndFile lets the tests write AIFF, FLAC and Ogg fixtures with libsndfile itself.
         .testTarget(name: "VoicePipeIOTests", dependencies: ["VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport", "CSndFile"]),
+        .testTarget(name: "VoicePipeSessionTests", dependencies: ["VoicePipeSession", "VoicePipeCore", "VoicePipeTestSupport"]),
         // Runs the built `voicepipe` binary; depending on the executable makes `swift test` build it.
         .testTarget(name: "VoicePipeCLITests", dependencies: ["voicepipe", "VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport"]),
     ]

@@ -69,11 +69,27 @@ public enum CommandRunner {
         var data = Data()
     }
 
-    /// A fresh temporary directory for one test.
-    public static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("voicepipe-test-\(UUID().uuidString)")
+}
+
+/// A fresh directory under the system temporary directory, removed when released.
+public final class TemporaryDirectory {
+    public let url: URL
+
+    public init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("voicepipe-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    /// The path of `name` inside the directory.
+    public func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+    /// Writes `bytes` to a file in the directory and returns its path.
+    public func file(_ name: String, _ bytes: [UInt8]) throws -> String {
+        let path = path(name)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
     }
 }
 

@@ -28,8 +28,8 @@ struct ConvertCommandTests {
 
     @Test(arguments: samples)
     func convertsEverySampleToTheCaptureFormat(name: String, rate: Double, frames: Int) throws {
-        let directory = try CommandRunner.temporaryDirectory()
-        let output = directory.appendingPathComponent("out.wav").path
+        let directory = try TemporaryDirectory()
+        let output = directory.path("out.wav")
         let result = try CommandRunner.run(["convert", CommandRunner.sample(name), output])
         #expect(result.status == 0, "\(result)")
         let expectedFrames = Int((Double(frames) * 16_000 / rate).rounded())
@@ -53,8 +53,8 @@ struct ConvertCommandTests {
     }
 
     @Test func theCLIWritesExactlyWhatTheAPIProduces() throws {
-        let directory = try CommandRunner.temporaryDirectory()
-        let output = directory.appendingPathComponent("out.wav").path
+        let directory = try TemporaryDirectory()
+        let output = directory.path("out.wav")
         let input = CommandRunner.sample("speech-44k1-stereo-s16.wav")
         #expect(try CommandRunner.run(["convert", input, output, "--chunk-ms", "20"]).status == 0)
         let (_, cli) = try Self.readInt16(output)
@@ -68,19 +68,19 @@ struct ConvertCommandTests {
 
     @Test(arguments: ["src-best", "src-medium", "src-fastest", "src-linear", "builtin"])
     func everyResamplerGivesTheExactLength(resampler: String) throws {
-        let directory = try CommandRunner.temporaryDirectory()
-        let output = directory.appendingPathComponent("out.wav").path
+        let directory = try TemporaryDirectory()
+        let output = directory.path("out.wav")
         let result = try CommandRunner.run(["convert", CommandRunner.sample("speech-22k05-mono-s16.wav"), output, "--resampler", resampler])
         #expect(result.status == 0, "\(result)")
         #expect(try Self.readInt16(output).1.count == Int((64_209.0 * 16_000 / 22_050).rounded()))
     }
 
     @Test func rawInputWithAnExplicitFormat() throws {
-        let directory = try CommandRunner.temporaryDirectory()
-        let raw = directory.appendingPathComponent("tone.raw")
+        let directory = try TemporaryDirectory()
+        let raw = directory.url.appendingPathComponent("tone.raw")
         let tone = Signals.int16(Signals.sine(frequency: 1_000, amplitude: 0.5, sampleRate: 48_000, frames: 48_000))
         try tone.withUnsafeBytes { Data($0) }.write(to: raw)
-        let output = directory.appendingPathComponent("out.wav").path
+        let output = directory.path("out.wav")
         let result = try CommandRunner.run(["convert", raw.path, output, "--raw", "48000:1:int16"])
         #expect(result.status == 0, "\(result)")
         let (_, samples) = try Self.readInt16(output)
@@ -115,16 +115,16 @@ struct ConvertCommandTests {
     }
 
     @Test func badInputFilesGetOneLineAndTheirStatus() throws {
-        let directory = try CommandRunner.temporaryDirectory()
-        let garbage = directory.appendingPathComponent("garbage.wav")
+        let directory = try TemporaryDirectory()
+        let garbage = directory.url.appendingPathComponent("garbage.wav")
         try Data("this is not audio, just text pretending to be a wave file".utf8).write(to: garbage)
-        let zeroRate = directory.appendingPathComponent("zero-rate.wav")
+        let zeroRate = directory.url.appendingPathComponent("zero-rate.wav")
         try WAVBytes.pcm16(rate: 0, channels: 1, samples: [1, 2, 3, 4]).write(to: zeroRate)
-        let zeroChannels = directory.appendingPathComponent("zero-channels.wav")
+        let zeroChannels = directory.url.appendingPathComponent("zero-channels.wav")
         try WAVBytes.pcm16(rate: 16_000, channels: 0, samples: [1, 2, 3, 4]).write(to: zeroChannels)
-        let output = directory.appendingPathComponent("out.wav").path
+        let output = directory.path("out.wav")
         let cases: [(String, Int32, String)] = [
-            (directory.appendingPathComponent("missing.wav").path, 66, "missing.wav"),
+            (directory.path("missing.wav"), 66, "missing.wav"),
             (garbage.path, 65, "garbage.wav"),
             (zeroRate.path, 65, "0 Hz"),
             (zeroChannels.path, 65, "0 channels"),
@@ -135,16 +135,16 @@ struct ConvertCommandTests {
             #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
             #expect(result.stderr.contains(mention), "\(result.stderr)")
         }
-        let unwritable = try CommandRunner.run(["convert", CommandRunner.sample("speech-8k-mono-s16.wav"), directory.appendingPathComponent("no/such/dir/out.wav").path])
+        let unwritable = try CommandRunner.run(["convert", CommandRunner.sample("speech-8k-mono-s16.wav"), directory.path("no/such/dir/out.wav")])
         #expect(unwritable.status == 73, "\(unwritable)")
     }
 
     @Test func aTruncatedFileConvertsWhatItHoldsWithAWarning() throws {
-        let directory = try CommandRunner.temporaryDirectory()
-        let truncated = directory.appendingPathComponent("truncated.wav")
+        let directory = try TemporaryDirectory()
+        let truncated = directory.url.appendingPathComponent("truncated.wav")
         let present = Signals.int16(Signals.sine(frequency: 440, amplitude: 0.3, sampleRate: 16_000, frames: 8_000))
         try WAVBytes.pcm16(rate: 16_000, channels: 1, samples: present, declaredFrames: 20_000).write(to: truncated)
-        let output = directory.appendingPathComponent("out.wav").path
+        let output = directory.path("out.wav")
         let result = try CommandRunner.run(["convert", truncated.path, output])
         #expect(result.status == 0, "\(result)")
         #expect(result.stderr.contains("truncated") && result.stderr.contains("20000") && result.stderr.contains("8000"))
@@ -158,8 +158,8 @@ struct ConvertCommandTests {
         #expect(result.stdout.contains("frames:     140687 (2.931 s)"))
         #expect(result.stdout.contains("guard:      usable; converts to 16000 Hz mono Int16 (46896 frames)"))
 
-        let directory = try CommandRunner.temporaryDirectory()
-        let zeroRate = directory.appendingPathComponent("zero-rate.wav")
+        let directory = try TemporaryDirectory()
+        let zeroRate = directory.url.appendingPathComponent("zero-rate.wav")
         try WAVBytes.pcm16(rate: 0, channels: 2, samples: [1, 2, 3, 4]).write(to: zeroRate)
         let refused = try CommandRunner.run(["info", zeroRate.path])
         #expect(refused.status == 65)

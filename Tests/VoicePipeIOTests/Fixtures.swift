@@ -5,27 +5,6 @@ import VoicePipeCore
 import VoicePipeIO
 import VoicePipeTestSupport
 
-/// A fresh directory under the system temporary directory, removed when released.
-final class TemporaryDirectory {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("voicepipe-io-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-
-    /// Writes `bytes` to a file in the directory and returns its path.
-    func file(_ name: String, _ bytes: [UInt8]) throws -> String {
-        let path = path(name)
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
-        return path
-    }
-}
-
 struct FixtureError: Error, CustomStringConvertible {
     let description: String
 }

@@ -52,41 +52,20 @@ struct ConvertCommand: Command {
     func run() throws(CommandFailure) -> ExitCode {
         let reader = try InputFile.open(input, raw: raw)
         let format = reader.format
-        let converter: CaptureConverter
-        do {
-            let resampler = try self.resampler.make(from: format.sampleRate, to: AudioFormat.captureTarget.sampleRate)
-            converter = try CaptureConverter(input: format, options: captureOptions, resampler: resampler)
-        } catch let error as CaptureConverterError {
-            throw CommandFailure("cannot convert '\(input)': \(error)", exitCode: error.isUsageProblem ? .usage : .dataError)
-        } catch {
-            throw CommandFailure("cannot convert '\(input)' (\(format)): \(error)", exitCode: .dataError)
-        }
+        let converter = try InputFile.captureConverter(for: reader, resampler: resampler, options: captureOptions)
         let writer: AudioFileWriter
         do {
             writer = try AudioFileWriter(path: output, sampleRate: 16_000, channelCount: 1, encoding: .int16)
         } catch {
             throw InputFile.failure(error)
         }
-
         var stats = CaptureStatistics()
-        let progress = ProgressLine(label: "converting", total: reader.info.frameCount.map { Double($0) / format.sampleRate }, unit: "s")
         var warning: String?
-        let bufferFrames = 4_096
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferFrames * format.bytesPerFrame, alignment: 16)
-        defer { buffer.deallocate() }
+        let progress = ProgressLine(label: "converting", total: reader.info.frameCount.map { Double($0) / format.sampleRate }, unit: "s")
         do {
-            while true {
-                let frames = try InputFile.readAllowingTruncation(reader, into: buffer) { read, declared in
-                    warning = "warning: '\(input)' is truncated: its header declares \(declared) frames but the file holds \(read); converted the \(read) frames present"
-                }
-                if frames == 0 { break }
-                try converter.process(UnsafeRawBufferPointer(rebasing: buffer[0..<(frames * format.bytesPerFrame)])) { frame in
-                    try writer.write(frame.samples)
-                    stats.add(frame)
-                }
-                progress.update(Double(reader.framesRead) / format.sampleRate)
-            }
-            try converter.flush { frame in
+            try InputFile.stream(reader, through: converter, progress: progress, truncated: { read, declared in
+                warning = "warning: '\(input)' is truncated: its header declares \(declared) frames but the file holds \(read); converted the \(read) frames present"
+            }) { frame in
                 try writer.write(frame.samples)
                 stats.add(frame)
             }
@@ -94,12 +73,8 @@ struct ConvertCommand: Command {
         } catch {
             progress.finish()
             try? writer.close()
-            let kept = "the \(writer.framesWritten) frames converted before it are in '\(output)'"
-            if let fileError = error as? AudioFileError {
-                let failure = InputFile.failure(fileError)
-                throw CommandFailure("\(failure.message); \(kept)", exitCode: failure.exitCode)
-            }
-            throw CommandFailure("converting '\(input)' failed: \(error); \(kept)", exitCode: .software)
+            let failure = InputFile.streamFailure(error, input: input)
+            throw CommandFailure("\(failure.message); the \(writer.framesWritten) frames converted before it are in '\(output)'", exitCode: failure.exitCode)
         }
         progress.finish()
         if let warning { Console.error(warning) }
@@ -118,14 +93,18 @@ struct CaptureStatistics {
     private(set) var samples = 0
     private(set) var silentFrames = 0
     private(set) var maxDBFS = -Double.infinity
-    private(set) var minDBFS = Double.infinity
+    /// The quietest frame that was not digital silence, if any.
+    private(set) var minNonSilentDBFS: Double?
 
     mutating func add(_ frame: CaptureFrame) {
         frames += 1
         samples += frame.samples.count
-        if frame.level.isDigitalSilence { silentFrames += 1 }
         maxDBFS = max(maxDBFS, frame.level.dBFS)
-        minDBFS = min(minDBFS, frame.level.dBFS)
+        if frame.level.isDigitalSilence {
+            silentFrames += 1
+        } else {
+            minNonSilentDBFS = min(minNonSilentDBFS ?? .infinity, frame.level.dBFS)
+        }
     }
 
     /// "peak -3.0 dBFS; 7 of 92 frames digital silence".

@@ -31,6 +31,41 @@ enum InputFile {
         }
     }
 
+    /// A capture converter for the reader's format with the chosen resampler.
+    static func captureConverter(for reader: AudioFileReader, resampler choice: ResamplerChoice, options: CaptureOptions) throws(CommandFailure) -> CaptureConverter {
+        let format = reader.format
+        do {
+            let resampler = try choice.make(from: format.sampleRate, to: AudioFormat.captureTarget.sampleRate)
+            return try CaptureConverter(input: format, options: options, resampler: resampler)
+        } catch let error as CaptureConverterError {
+            throw CommandFailure("cannot convert '\(reader.info.path)': \(error)", exitCode: error.isUsageProblem ? .usage : .dataError)
+        } catch {
+            throw CommandFailure("cannot convert '\(reader.info.path)' (\(format)): \(error)", exitCode: .dataError)
+        }
+    }
+
+    /// Reads the whole file through the converter, handing every frame to `emit`, and flushes.
+    /// A truncated file is converted as far as it goes and reported through `truncated`.
+    static func stream(_ reader: AudioFileReader, through converter: CaptureConverter, progress: ProgressLine, truncated: (_ read: Int, _ declared: Int) -> Void, _ emit: (CaptureFrame) throws -> Void) throws {
+        let format = reader.format
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4_096 * format.bytesPerFrame, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let frames = try readAllowingTruncation(reader, into: buffer, truncated: truncated)
+            if frames == 0 { break }
+            try converter.process(UnsafeRawBufferPointer(rebasing: buffer[0..<(frames * format.bytesPerFrame)]), emit)
+            progress.update(Double(reader.framesRead) / format.sampleRate)
+        }
+        try converter.flush(emit)
+    }
+
+    /// The failure for an error thrown while streaming a file.
+    static func streamFailure(_ error: any Error, input: String) -> CommandFailure {
+        if let fileError = error as? AudioFileError { return failure(fileError) }
+        if let failure = error as? CommandFailure { return failure }
+        return CommandFailure("converting '\(input)' failed: \(error)", exitCode: .software)
+    }
+
     /// Reads the next buffer; at a truncated end, reports the counts and returns 0 (the frames
     /// present were all delivered before).
     static func readAllowingTruncation(_ reader: AudioFileReader, into buffer: UnsafeMutableRawBufferPointer, truncated: (_ read: Int, _ declared: Int) -> Void) throws(AudioFileError) -> Int {

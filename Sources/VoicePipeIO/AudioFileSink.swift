@@ -1,0 +1,79 @@
+import VoicePipeCore
+
+/// A ``PlayerSink`` that plays into a Float32 WAV file: what a player would have heard, frame for frame.
+///
+/// Like every sink it takes only deinterleaved Float32 buffers; it interleaves them for the file.
+public final class AudioFileSink: PlayerSink {
+    /// The file written.
+    public let path: String
+    /// Frames written so far.
+    public var framesWritten: Int { writer?.framesWritten ?? finalFrames }
+
+    private var writer: AudioFileWriter?
+    private var format: PlayerFormat?
+    private var interleaved: UnsafeMutablePointer<Float>?
+    private var interleavedCapacity = 0
+    private var finalFrames = 0
+
+    /// A sink that creates `path` when connected.
+    public init(path: String) {
+        self.path = path
+    }
+
+    deinit {
+        interleaved?.deallocate()
+    }
+
+    public func open(_ format: PlayerFormat) throws(PlayerSinkError) {
+        try close()
+        guard let rate = Int(exactly: format.sampleRate) else {
+            throw .deviceFailure(code: 0, message: "a WAV file needs a whole-number rate, not \(format.sampleRate) Hz")
+        }
+        do {
+            writer = try AudioFileWriter(path: path, sampleRate: rate, channelCount: format.channelCount, encoding: .float32)
+        } catch {
+            throw .deviceFailure(code: 0, message: error.description)
+        }
+        self.format = format
+        finalFrames = 0
+    }
+
+    public func play(_ buffer: PlaybackBuffer) throws(PlayerSinkError) {
+        guard let writer, let format else { throw .notConnected }
+        guard buffer.channelCount == format.channelCount else {
+            throw .channelCountMismatch(expected: format.channelCount, received: buffer.channelCount)
+        }
+        let channels = buffer.channelCount
+        do {
+            if channels == 1 {
+                try writer.write(buffer.channel(0))
+                return
+            }
+            let needed = buffer.frameCount * channels
+            if needed > interleavedCapacity {
+                interleaved?.deallocate()
+                interleaved = .allocate(capacity: needed)
+                interleavedCapacity = needed
+            }
+            guard let interleaved else { return }
+            for c in 0..<channels {
+                let source = buffer.channel(c)
+                for i in 0..<buffer.frameCount { interleaved[i * channels + c] = source[i] }
+            }
+            try writer.write(UnsafeBufferPointer(start: interleaved, count: needed))
+        } catch {
+            throw .deviceFailure(code: 0, message: error.description)
+        }
+    }
+
+    public func close() throws(PlayerSinkError) {
+        guard let writer else { return }
+        self.writer = nil
+        finalFrames = writer.framesWritten
+        do {
+            try writer.close()
+        } catch {
+            throw .deviceFailure(code: 0, message: error.description)
+        }
+    }
+}

@@ -1,0 +1,289 @@
+import VoicePipeCore
+
+/// Encodes and decodes wire messages as JSON text.
+///
+/// Outgoing messages are compact JSON with `type` first and the fields in the order the protocol
+/// lists them; `audio.chunk` is written by the allocation-free fast path in Core
+/// (``AudioChunkJSON``), byte for byte `{"type":"audio.chunk","data":"…","sampleRate":16000}`.
+/// Incoming `audio.chunk` messages take the same fast path; everything else (and an audio.chunk
+/// with extra fields) goes through a strict JSON parser. Unknown types and extra fields are kept.
+public enum WireCodec {
+    /// The JSON text of a message, with any extra fields after its own.
+    public static func encode(_ message: WireMessage, extras: JSONObject = JSONObject()) -> String {
+        if case .audioChunk(let chunk) = message, extras.isEmpty {
+            return chunk.samples.withUnsafeBufferPointer { AudioChunkJSON.encode($0, sampleRate: chunk.sampleRate) }
+        }
+        var object = fields(of: message)
+        for (key, value) in extras where object[key] == nil {
+            object[key] = value
+        }
+        return JSONWriter.string(.object(object))
+    }
+
+    /// The JSON text of a decoded message, extras included.
+    public static func encode(_ envelope: WireEnvelope) -> String {
+        encode(envelope.message, extras: envelope.extras)
+    }
+
+    /// Decodes one message.
+    /// - Throws: ``WireError`` naming what is wrong; nothing is partially decoded.
+    public static func decode(_ text: String, limits: WireLimits = .default) throws(WireError) -> WireEnvelope {
+        var copy = text
+        return try copy.withUTF8 { buffer in
+            Result { () throws(WireError) in try decode(UnsafeRawBufferPointer(buffer), limits: limits) }
+        }.get()
+    }
+
+    /// Decodes one message from UTF-8 bytes.
+    public static func decode(_ bytes: UnsafeRawBufferPointer, limits: WireLimits = .default) throws(WireError) -> WireEnvelope {
+        guard bytes.count <= limits.maxMessageBytes else {
+            throw .messageTooLarge(bytes: bytes.count, limit: limits.maxMessageBytes)
+        }
+        var fastPathError: AudioChunkError?
+        switch AudioChunkJSON.parse(bytes, maxPayloadBytes: limits.maxPayloadBytes) {
+        case .chunk(let header):
+            var samples = [Int16](repeating: 0, count: header.sampleCount)
+            let decoded = samples.withUnsafeMutableBufferPointer { buffer in
+                Result { () throws(AudioChunkError) in try AudioChunkJSON.decodeSamples(of: header, in: bytes, into: buffer) }
+            }
+            switch decoded {
+            case .success:
+                return WireEnvelope(message: .audioChunk(AudioChunk(sampleRate: header.sampleRate, samples: samples)))
+            case .failure(let error):
+                fastPathError = error
+            }
+        case .failure(let error):
+            fastPathError = error
+        case .notAudioChunk:
+            break
+        }
+        // Everything but a well-formed audio.chunk goes through the general path; a malformed
+        // chunk does too, so its error is worded the same whichever path saw it first.
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(bytes)
+        } catch {
+            throw .notJSON(error)
+        }
+        let decoded = try envelope(from: value, limits: limits)
+        if let fastPathError { throw .audioChunk(fastPathError) }
+        return decoded
+    }
+
+    // MARK: Encoding
+
+    /// The message's fields, `type` first.
+    static func fields(of message: WireMessage) -> JSONObject {
+        var object: JSONObject = ["type": .string(message.type.rawValue)]
+        switch message {
+        case .sessionStart(let sessionId, let context):
+            object["sessionId"] = .string(sessionId)
+            object["context"] = .object(context)
+        case .audioChunk(let chunk):
+            object["data"] = .string(chunk.samples.withUnsafeBytes { Base64.encode(littleEndianBytes($0)) })
+            object["sampleRate"] = .integer(chunk.sampleRate)
+        case .textInput(let text):
+            object["text"] = .string(text)
+        case .escalationRequest(let reason):
+            object["reason"] = .string(reason)
+        case .sessionEnd, .interruption:
+            break
+        case .transcript(let role, let text, let isFinal):
+            object["role"] = .string(role.rawValue)
+            object["text"] = .string(text)
+            object["final"] = .bool(isFinal)
+        case .toolCall(let id, let name, let input):
+            object["id"] = .string(id)
+            object["name"] = .string(name)
+            object["input"] = input
+        case .toolResult(let id, let name, let output, let duration):
+            object["id"] = .string(id)
+            object["name"] = .string(name)
+            object["output"] = output
+            if let duration { object["durationMs"] = .number(duration) }
+        case .classification(let label, let confidence):
+            object["label"] = .string(label)
+            object["confidence"] = .number(confidence)
+        case .escalation(let status):
+            object["status"] = .string(status)
+        case .infoMessage(let markdown):
+            object["markdown"] = .string(markdown)
+        case .sessionEnded(let reason):
+            if let reason { object["reason"] = .string(reason) }
+        case .error(let message, let code):
+            object["message"] = .string(message)
+            if let code { object["code"] = .string(code) }
+        case .debug(let message):
+            object["message"] = .string(message)
+        case .unknown(_, let fields):
+            for (key, value) in fields where key != "type" { object[key] = value }
+        }
+        return object
+    }
+
+    /// The bytes of Int16 samples in little-endian order (the wire's), whatever the host's order.
+    static func littleEndianBytes(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
+        var out = Array(bytes)
+        if 1.bigEndian == 1 {
+            for i in stride(from: 0, to: out.count - 1, by: 2) { out.swapAt(i, i + 1) }
+        }
+        return out
+    }
+
+    // MARK: Decoding
+
+    static func envelope(from value: JSONValue, limits: WireLimits) throws(WireError) -> WireEnvelope {
+        guard case .object(let object) = value else { throw .notAnObject(found: value.kind) }
+        guard let typeValue = object["type"] else { throw .missingType }
+        guard case .string(let type) = typeValue else { throw .typeNotAString(found: typeValue.kind) }
+        var reader = FieldReader(type: type, object: object)
+        let message: WireMessage
+        switch MessageType(rawValue: type) {
+        case .sessionStart:
+            message = .sessionStart(sessionId: try reader.string("sessionId"), context: try reader.optionalObject("context") ?? JSONObject())
+        case .audioChunk:
+            message = .audioChunk(try audioChunk(&reader, limits: limits))
+        case .textInput:
+            message = .textInput(text: try reader.string("text"))
+        case .escalationRequest:
+            message = .escalationRequest(reason: try reader.string("reason"))
+        case .sessionEnd:
+            message = .sessionEnd
+        case .transcript:
+            let roleText = try reader.string("role")
+            guard let role = TranscriptRole(rawValue: roleText) else {
+                throw .invalidValue(type: type, field: "role", reason: "must be \"user\" or \"assistant\", not \"\(roleText)\"")
+            }
+            message = .transcript(role: role, text: try reader.string("text"), isFinal: try reader.optionalBool("final") ?? false)
+        case .toolCall:
+            message = .toolCall(id: try reader.string("id"), name: try reader.string("name"), input: reader.optionalValue("input") ?? .null)
+        case .toolResult:
+            message = .toolResult(id: try reader.string("id"), name: try reader.string("name"), output: reader.optionalValue("output") ?? .null, durationMilliseconds: try reader.optionalNumber("durationMs"))
+        case .classification:
+            message = .classification(label: try reader.string("label"), confidence: try reader.number("confidence"))
+        case .escalation:
+            message = .escalation(status: try reader.string("status"))
+        case .interruption:
+            message = .interruption
+        case .infoMessage:
+            message = .infoMessage(markdown: try reader.string("markdown"))
+        case .sessionEnded:
+            message = .sessionEnded(reason: try reader.optionalString("reason"))
+        case .error:
+            message = .error(message: try reader.string("message"), code: try reader.optionalString("code"))
+        case .debug:
+            message = .debug(message: try reader.string("message"))
+        default:
+            var fields = object
+            fields["type"] = nil
+            return WireEnvelope(message: .unknown(type: type, fields: fields))
+        }
+        return WireEnvelope(message: message, extras: reader.remaining)
+    }
+
+    /// An audio.chunk through the general path (it had extra fields or an unusual shape).
+    static func audioChunk(_ reader: inout FieldReader, limits: WireLimits) throws(WireError) -> AudioChunk {
+        let data = try reader.string("data")
+        let rate = try reader.integer("sampleRate")
+        guard rate > 0 else {
+            throw .invalidValue(type: "audio.chunk", field: "sampleRate", reason: "must be a positive whole number of hertz, not \(rate)")
+        }
+        var text = data
+        let samples = try text.withUTF8 { utf8 in
+            Result { () throws(WireError) in try decodeSamples(UnsafeRawBufferPointer(utf8), limits: limits) }
+        }.get()
+        return AudioChunk(sampleRate: rate, samples: samples)
+    }
+
+    /// Base64 text to little-endian Int16 samples, checking the size before decoding anything.
+    static func decodeSamples(_ encoded: UnsafeRawBufferPointer, limits: WireLimits) throws(WireError) -> [Int16] {
+        let byteCount: Int
+        do {
+            byteCount = try Base64.decodedCount(forEncoded: encoded)
+        } catch {
+            throw .badBase64(error)
+        }
+        guard byteCount <= limits.maxPayloadBytes else { throw .payloadTooLarge(bytes: byteCount, limit: limits.maxPayloadBytes) }
+        // Decode (validating every character) before judging the length, so bad base64 is
+        // reported as such even when its length is also odd.
+        var bytes = [UInt8](repeating: 0, count: byteCount)
+        let decoded = bytes.withUnsafeMutableBytes { output in
+            Result { () throws(Base64Error) in try Base64.decode(encoded, into: output) }
+        }
+        if case .failure(let error) = decoded { throw .badBase64(error) }
+        guard byteCount % 2 == 0 else { throw .oddByteCount(byteCount) }
+        return (0..<(byteCount / 2)).map { Int16(bitPattern: UInt16(bytes[2 * $0]) | UInt16(bytes[2 * $0 + 1]) << 8) }
+    }
+}
+
+/// Reads typed fields of one message, remembering which it used so the rest become extras.
+struct FieldReader {
+    let type: String
+    private var fields: JSONObject
+
+    init(type: String, object: JSONObject) {
+        self.type = type
+        var fields = object
+        fields["type"] = nil
+        self.fields = fields
+    }
+
+    /// The fields not read.
+    var remaining: JSONObject { fields }
+
+    private mutating func take(_ name: String) -> JSONValue? {
+        let value = fields[name]
+        fields[name] = nil
+        if case .null = value { return nil }
+        return value
+    }
+
+    mutating func string(_ name: String) throws(WireError) -> String {
+        guard let value = try optionalString(name) else { throw .missingField(type: type, field: name) }
+        return value
+    }
+
+    mutating func optionalString(_ name: String) throws(WireError) -> String? {
+        guard let value = take(name) else { return nil }
+        guard case .string(let text) = value else { throw .wrongFieldType(type: type, field: name, expected: "string", found: value.kind) }
+        return text
+    }
+
+    mutating func optionalBool(_ name: String) throws(WireError) -> Bool? {
+        guard let value = take(name) else { return nil }
+        guard case .bool(let flag) = value else { throw .wrongFieldType(type: type, field: name, expected: "boolean", found: value.kind) }
+        return flag
+    }
+
+    mutating func number(_ name: String) throws(WireError) -> Double {
+        guard let value = try optionalNumber(name) else { throw .missingField(type: type, field: name) }
+        return value
+    }
+
+    mutating func optionalNumber(_ name: String) throws(WireError) -> Double? {
+        guard let value = take(name) else { return nil }
+        switch value {
+        case .integer(let integer): return Double(integer)
+        case .number(let number): return number
+        default: throw .wrongFieldType(type: type, field: name, expected: "number", found: value.kind)
+        }
+    }
+
+    mutating func integer(_ name: String) throws(WireError) -> Int {
+        guard let value = take(name) else { throw .missingField(type: type, field: name) }
+        switch value {
+        case .integer(let integer): return integer
+        default: throw .wrongFieldType(type: type, field: name, expected: "integer", found: value.kind)
+        }
+    }
+
+    mutating func optionalObject(_ name: String) throws(WireError) -> JSONObject? {
+        guard let value = take(name) else { return nil }
+        guard case .object(let object) = value else { throw .wrongFieldType(type: type, field: name, expected: "object", found: value.kind) }
+        return object
+    }
+
+    mutating func optionalValue(_ name: String) -> JSONValue? {
+        take(name)
+    }
+}

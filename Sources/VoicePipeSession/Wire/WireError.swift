@@ -1,0 +1,73 @@
+import VoicePipeCore
+
+/// Why a wire message was refused. The session reports it and keeps running.
+public enum WireError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The text is not JSON.
+    case notJSON(JSONSyntaxError)
+    /// The JSON is not an object.
+    case notAnObject(found: String)
+    /// The object has no `type` field.
+    case missingType
+    /// `type` is not a string.
+    case typeNotAString(found: String)
+    /// A required field is missing.
+    case missingField(type: String, field: String)
+    /// A field has the wrong JSON type.
+    case wrongFieldType(type: String, field: String, expected: String, found: String)
+    /// A field has a value outside what the protocol allows.
+    case invalidValue(type: String, field: String, reason: String)
+    /// `data` is not valid base64.
+    case badBase64(Base64Error)
+    /// The audio payload has an odd number of bytes (Int16 samples are two bytes each).
+    case oddByteCount(Int)
+    /// The decoded audio payload exceeds the limit.
+    case payloadTooLarge(bytes: Int, limit: Int)
+    /// The message text exceeds the limit.
+    case messageTooLarge(bytes: Int, limit: Int)
+    /// The audio fast path refused an audio.chunk the general decoder accepted (kept for completeness).
+    case audioChunk(AudioChunkError)
+
+    public var description: String {
+        switch self {
+        case .notJSON(let error):
+            "not JSON: \(error)"
+        case .notAnObject(let found):
+            "a message must be a JSON object, not \(found)"
+        case .missingType:
+            "the message has no \"type\" field"
+        case .typeNotAString(let found):
+            "\"type\" must be a string, not \(found)"
+        case .missingField(let type, let field):
+            "\(type) needs a \"\(field)\" field"
+        case .wrongFieldType(let type, let field, let expected, let found):
+            "\(type) field \"\(field)\" must be a \(expected), not \(found)"
+        case .invalidValue(let type, let field, let reason):
+            "\(type) field \"\(field)\" \(reason)"
+        case .badBase64(let error):
+            "audio.chunk \"data\" is not valid base64: \(error)"
+        case .oddByteCount(let count):
+            "audio.chunk \"data\" holds \(count) bytes; Int16 audio needs an even number"
+        case .payloadTooLarge(let bytes, let limit):
+            "audio.chunk \"data\" holds \(bytes) bytes, over the \(limit)-byte limit"
+        case .messageTooLarge(let bytes, let limit):
+            "the message is \(bytes) bytes, over the \(limit)-byte limit"
+        case .audioChunk(let error):
+            error.description
+        }
+    }
+}
+
+/// Size limits applied before a message is parsed or its audio decoded.
+public struct WireLimits: Sendable, Hashable {
+    /// Most decoded audio bytes in one `audio.chunk` (default 1 MiB).
+    public var maxPayloadBytes: Int
+    /// Most bytes of message text (default: room for a full payload in base64 plus 64 KiB).
+    public var maxMessageBytes: Int
+
+    public init(maxPayloadBytes: Int = 1 << 20, maxMessageBytes: Int? = nil) {
+        self.maxPayloadBytes = maxPayloadBytes
+        self.maxMessageBytes = maxMessageBytes ?? ((maxPayloadBytes + 2) / 3 * 4 + 65_536)
+    }
+
+    public static let `default` = WireLimits()
+}

@@ -1,0 +1,150 @@
+import Testing
+import VoicePipeCore
+import VoicePipeSession
+
+/// Every wire message type, pinned byte for byte, and every way a message can be malformed.
+struct WireCodecTests {
+    /// One example of every type and its exact JSON.
+    static let examples: [(WireMessage, String)] = [
+        (.sessionStart(sessionId: "s-42", context: ["locale": .string("en-US"), "caller": .object(["tier": .integer(2)])]),
+         #"{"type":"session.start","sessionId":"s-42","context":{"locale":"en-US","caller":{"tier":2}}}"#),
+        (.audioChunk(AudioChunk(sampleRate: 16_000, samples: [0, 1, -1, 32767, -32768])),
+         #"{"type":"audio.chunk","data":"AAABAP///38AgA==","sampleRate":16000}"#),
+        (.textInput(text: "Where is my order? \"#123\"\n"),
+         ##"{"type":"text.input","text":"Where is my order? \"#123\"\n"}"##),
+        (.escalationRequest(reason: "customer asked for a human"),
+         #"{"type":"escalation.request","reason":"customer asked for a human"}"#),
+        (.sessionEnd, #"{"type":"session.end"}"#),
+        (.transcript(role: .assistant, text: "Your order ships tomorrow.", isFinal: true),
+         #"{"type":"transcript","role":"assistant","text":"Your order ships tomorrow.","final":true}"#),
+        (.transcript(role: .user, text: "where is", isFinal: false),
+         #"{"type":"transcript","role":"user","text":"where is","final":false}"#),
+        (.toolCall(id: "call_1", name: "lookup_order", input: .object(["orderId": .string("123")])),
+         #"{"type":"tool.call","id":"call_1","name":"lookup_order","input":{"orderId":"123"}}"#),
+        (.toolResult(id: "call_1", name: "lookup_order", output: .object(["status": .string("shipped"), "eta": .array([.integer(1), .null])]), durationMilliseconds: 12),
+         #"{"type":"tool.result","id":"call_1","name":"lookup_order","output":{"status":"shipped","eta":[1,null]},"durationMs":12}"#),
+        (.classification(label: "billing", confidence: 0.93),
+         #"{"type":"classification","label":"billing","confidence":0.93}"#),
+        (.escalation(status: "requested"), #"{"type":"escalation","status":"requested"}"#),
+        (.interruption, #"{"type":"interruption"}"#),
+        (.infoMessage(markdown: "**Note:** café ☕ / 😀"), #"{"type":"info.message","markdown":"**Note:** café ☕ / 😀"}"#),
+        (.sessionEnded(reason: "idle timeout"), #"{"type":"session.ended","reason":"idle timeout"}"#),
+        (.error(message: "rate limited", code: "rate_limited"), #"{"type":"error","message":"rate limited","code":"rate_limited"}"#),
+        (.debug(message: "vad: speech start"), #"{"type":"debug","message":"vad: speech start"}"#),
+    ]
+
+    @Test func everyTypeEncodesToItsExactJSON() {
+        let covered = Set(Self.examples.map(\.0.type))
+        #expect(covered == Set(MessageType.known), "one example of every known type")
+        for (message, json) in Self.examples {
+            #expect(WireCodec.encode(message) == json)
+        }
+    }
+
+    @Test func everyTypeDecodesFromItsJSON() throws {
+        for (message, json) in Self.examples {
+            let envelope = try WireCodec.decode(json)
+            #expect(envelope.message == message, "\(json)")
+            #expect(envelope.extras.isEmpty)
+        }
+    }
+
+    @Test func outgoingAudioChunkIsPinnedByteForByte() {
+        let chunk = WireMessage.audioChunk(AudioChunk(sampleRate: 16_000, samples: [1000, -1000, 12345]))
+        #expect(Array(WireCodec.encode(chunk).utf8) == Array(#"{"type":"audio.chunk","data":"6AMY/Dkw","sampleRate":16000}"#.utf8))
+    }
+
+    @Test func incomingAudioChunksDecodeInAnyKeyOrderAndSpacing() throws {
+        let samples: [Int16] = [1000, -1000, 12345]
+        for json in [
+            #"{"type":"audio.chunk","data":"6AMY/Dkw","sampleRate":24000}"#,
+            #"{ "sampleRate" : 24000 , "data" : "6AMY\/Dkw", "type" : "audio.chunk" }"#,
+            "{\"data\":\"6AMY/Dkw\",\n\t\"type\":\"audio.chunk\",\"sampleRate\":24000}\r\n",
+        ] {
+            #expect(try WireCodec.decode(json).message == .audioChunk(AudioChunk(sampleRate: 24_000, samples: samples)), "\(json)")
+        }
+    }
+
+    @Test func unknownTypesAndExtraFieldsAreKept() throws {
+        let unknown = try WireCodec.decode(#"{"type":"avatar.pose","yaw":0.5,"tags":["a"]}"#)
+        #expect(unknown.message == .unknown(type: "avatar.pose", fields: ["yaw": .number(0.5), "tags": .array([.string("a")])]))
+        #expect(WireCodec.encode(unknown) == #"{"type":"avatar.pose","yaw":0.5,"tags":["a"]}"#)
+
+        let extra = try WireCodec.decode(#"{"type":"transcript","role":"user","text":"hi","final":true,"turnId":7,"lang":"en"}"#)
+        #expect(extra.message == .transcript(role: .user, text: "hi", isFinal: true))
+        #expect(extra.extras == ["turnId": .integer(7), "lang": .string("en")])
+        #expect(WireCodec.encode(extra) == #"{"type":"transcript","role":"user","text":"hi","final":true,"turnId":7,"lang":"en"}"#)
+
+        let chunkWithExtra = try WireCodec.decode(#"{"type":"audio.chunk","data":"AQI=","sampleRate":24000,"seq":3}"#)
+        #expect(chunkWithExtra.message == .audioChunk(AudioChunk(sampleRate: 24_000, samples: [0x0201])))
+        #expect(chunkWithExtra.extras == ["seq": .integer(3)])
+    }
+
+    @Test func optionalFieldsMayBeAbsentOrNull() throws {
+        #expect(try WireCodec.decode(#"{"type":"transcript","role":"assistant","text":"..."}"#).message == .transcript(role: .assistant, text: "...", isFinal: false))
+        #expect(try WireCodec.decode(#"{"type":"session.ended"}"#).message == .sessionEnded(reason: nil))
+        #expect(try WireCodec.decode(#"{"type":"error","message":"boom","code":null}"#).message == .error(message: "boom", code: nil))
+        #expect(try WireCodec.decode(#"{"type":"session.start","sessionId":"x"}"#).message == .sessionStart(sessionId: "x", context: JSONObject()))
+        #expect(try WireCodec.decode(#"{"type":"tool.result","id":"1","name":"n","output":"ok"}"#).message == .toolResult(id: "1", name: "n", output: .string("ok"), durationMilliseconds: nil))
+    }
+
+    @Test func malformedMessagesAreTypedErrorsNamingTheProblem() {
+        func error(_ json: String, limits: WireLimits = .default) -> WireError? {
+            do {
+                _ = try WireCodec.decode(json, limits: limits)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        guard case .notJSON(let syntax) = error(#"{"type":"transcript","#) else {
+            Issue.record("truncated JSON was accepted")
+            return
+        }
+        #expect(syntax.offset == 21)
+        #expect(error("hello") != nil)
+        #expect(error(#"["audio.chunk"]"#) == .notAnObject(found: "array"))
+        #expect(error(#"{"data":"AQI="}"#) == .missingType)
+        #expect(error(#"{"type":7}"#) == .typeNotAString(found: "number"))
+        #expect(error(#"{"type":"text.input"}"#) == .missingField(type: "text.input", field: "text"))
+        #expect(error(#"{"type":"text.input","text":42}"#) == .wrongFieldType(type: "text.input", field: "text", expected: "string", found: "number"))
+        #expect(error(#"{"type":"transcript","role":"bot","text":"x"}"#) == .invalidValue(type: "transcript", field: "role", reason: "must be \"user\" or \"assistant\", not \"bot\""))
+        #expect(error(#"{"type":"transcript","role":"user","text":"x","final":"yes"}"#) == .wrongFieldType(type: "transcript", field: "final", expected: "boolean", found: "string"))
+        #expect(error(#"{"type":"classification","label":"x","confidence":"high"}"#) == .wrongFieldType(type: "classification", field: "confidence", expected: "number", found: "string"))
+        #expect(error(#"{"type":"audio.chunk","data":"AQI=","sampleRate":"24000"}"#) == .wrongFieldType(type: "audio.chunk", field: "sampleRate", expected: "integer", found: "string"))
+        #expect(error(#"{"type":"audio.chunk","data":"AQI=","sampleRate":-1}"#) != nil)
+        #expect(error(#"{"type":"audio.chunk","data":"AQ==","sampleRate":24000}"#) == .oddByteCount(1))
+        #expect(error(#"{"type":"audio.chunk","data":"AQ=A","sampleRate":24000}"#) != nil)
+        guard case .badBase64 = error(#"{"type":"audio.chunk","data":"AQ!D","sampleRate":24000}"#) else {
+            Issue.record("bad base64 was not reported as such")
+            return
+        }
+        let big = String(repeating: "A", count: 4 * 1_000)
+        #expect(error(#"{"type":"audio.chunk","data":"\#(big)","sampleRate":24000}"#, limits: WireLimits(maxPayloadBytes: 2_000)) == .payloadTooLarge(bytes: 3_000, limit: 2_000))
+        #expect(error(#"{"type":"audio.chunk","data":"\#(big)","sampleRate":24000,"x":1}"#, limits: WireLimits(maxPayloadBytes: 2_000)) == .payloadTooLarge(bytes: 3_000, limit: 2_000))
+        #expect(error(#"{"type":"debug","message":"\#(big)"}"#, limits: WireLimits(maxPayloadBytes: 100, maxMessageBytes: 1_000)) == .messageTooLarge(bytes: 4_029, limit: 1_000))
+        #expect(WireError.oddByteCount(3).description == "audio.chunk \"data\" holds 3 bytes; Int16 audio needs an even number")
+    }
+
+    @Test func garbageNeverTraps() {
+        var generator = SplitMixForTests(seed: 99)
+        let fragments = [#"{"type":"audio.chunk","data":""#, "AQI=", #"","sampleRate":"#, "24000", "}", "\\", "\\u12", "\"", "[", "{", ",", ":", "1e999", "-", "\u{FF}", "null", "true"]
+        for _ in 0..<20_000 {
+            var text = ""
+            for _ in 0..<Int(generator.next() % 8) { text += fragments[Int(generator.next() % UInt64(fragments.count))] }
+            _ = try? WireCodec.decode(text)
+        }
+    }
+}
+
+struct SplitMixForTests {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
