@@ -363,6 +363,13 @@ struct Base64Tests {
         var decoded: [UInt8] = []
         #expect(try countAllocations { decoded = try Base64.decode(text) } == 1)
         #expect(decoded == data)
+        // Small results are decoded on the stack and copied: still one allocation, exact size.
+        for count in [1, 640, Base64.stackDecodeLimit, Base64.stackDecodeLimit + 1] {
+            let small = Base64.encode(Array(data.prefix(count)))
+            _ = try Base64.decode(small)   // warm-up: first use of the copying path
+            #expect(try countAllocations { decoded = try Base64.decode(small) } == 1)
+            #expect(decoded == Array(data.prefix(count)))
+        }
         var encoded = ""
         #expect(countAllocations { encoded = Base64.encode(data) } == 1)
         #expect(encoded == text)

@@ -144,8 +144,10 @@ public enum Base64 {
 
     /// Decodes base64 text into a new array of exactly the decoded size.
     ///
-    /// - Throws: ``Base64Error``; the array is allocated only once the length and padding are
-    ///   known to be right.
+    /// The array is the only allocation. Results up to 1 KiB are decoded on the stack first and
+    /// the array is made only if the whole text is valid; larger ones are decoded in place once
+    /// the length and padding are known to be right.
+    /// - Throws: ``Base64Error``.
     public static func decode(_ text: String) throws(Base64Error) -> [UInt8] {
         var text = text
         let result = text.withUTF8 { utf8 in
@@ -154,12 +156,31 @@ public enum Base64 {
         return try result.get()
     }
 
+    /// Results up to this size are decoded on the stack and copied into the array.
+    ///
+    /// `Array(unsafeUninitializedCapacity:)` reaches the allocator through a generic, non-inlinable
+    /// standard-library entry point that looks up type metadata on every call (about 20 ns here);
+    /// copying a buffer into a new array takes a specialised path. For a 640-byte result the copy
+    /// is cheaper than the lookup (measured ~7% faster overall). 1 KiB is where
+    /// `withUnsafeTemporaryAllocation` stops using the stack.
+    static let stackDecodeLimit = 1_024
+
     static func decodeToArray(_ text: UnsafeRawBufferPointer) throws(Base64Error) -> [UInt8] {
         let count = try decodedCount(forEncoded: text)
+        let padding = text.count / 4 * 3 - count
+        if count <= stackDecodeLimit {
+            let result = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: stackDecodeLimit) { scratch in
+                Result { () throws(Base64Error) -> [UInt8] in
+                    let written = try decode(text, padding: padding, into: UnsafeMutableRawBufferPointer(scratch))
+                    return Array(UnsafeBufferPointer(rebasing: scratch[..<written]))
+                }
+            }
+            return try result.get()
+        }
         var failure: Base64Error?
         let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             do throws(Base64Error) {
-                initialized = try decode(text, padding: text.count / 4 * 3 - count, into: UnsafeMutableRawBufferPointer(buffer))
+                initialized = try decode(text, padding: padding, into: UnsafeMutableRawBufferPointer(buffer))
             } catch {
                 failure = error
                 initialized = 0
