@@ -10,6 +10,11 @@ enum Console {
         FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 
+    /// "1 chunk", "2 chunks".
+    static func count(_ value: Int, _ singular: String, _ plural: String? = nil) -> String {
+        "\(value) \(value == 1 ? singular : plural ?? singular + "s")"
+    }
+
     /// Writes text to stderr without a newline (for progress lines).
     static func errorRaw(_ text: String) {
         FileHandle.standardError.write(Data(text.utf8))

@@ -165,7 +165,7 @@ struct EncodeDecodeCommandTests {
         let steepest = zip(firstReply, firstReply.dropFirst()).map { abs($0 - $1) }.max() ?? 1
         #expect(steepest < 0.01, "the cut ramps down instead of stepping from 0.5 to 0: largest step \(steepest)")
         #expect(samples[(4_800 - 1_440 + 120)...].allSatisfy { $0 == 0.5 }, "the next reply plays whole")
-        #expect(result.stderr.contains("1 interruptions"))
+        #expect(result.stderr.contains("; 1 interruption;"))
     }
 
     @Test func decodeUsageAndInputErrors() throws {

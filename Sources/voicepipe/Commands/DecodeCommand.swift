@@ -97,7 +97,7 @@ struct DecodeCommand: Command {
             throw error
         }
         let seconds = String(format: "%.3f s", Double(player.framesWritten) / Double(rate))
-        Console.error("decoded \(lineNumber) lines, \(chunks) audio chunks -> \(output) (\(player.framesWritten) frames, \(seconds) at \(rate) Hz, \(channels) ch, Float32); \(player.interruptions) interruptions; \(rejected) lines rejected")
+        Console.error("decoded \(Console.count(lineNumber, "line")), \(Console.count(chunks, "audio chunk")) -> \(output) (\(Console.count(player.framesWritten, "frame")), \(seconds) at \(rate) Hz, \(channels) ch, Float32); \(Console.count(player.interruptions, "interruption")); \(Console.count(rejected, "line")) rejected")
         return rejected > 0 ? .dataError : .success
     }
 }

@@ -79,7 +79,7 @@ struct EncodeCommand: Command {
         progress.finish()
         if let warning { Console.error(warning) }
         let quietest = stats.minNonSilentDBFS.map { "\(PeakLevel.format($0)) dBFS" } ?? "none"
-        Console.error("encoded \(stats.frames) chunks (\(InputFile.seconds(stats.samples, rate: 16_000)) at 16000 Hz) to \(output == "-" ? "standard output" : output); peak \(PeakLevel.format(stats.maxDBFS)) dBFS loudest, \(quietest) quietest non-silent; \(stats.silentFrames) chunks digital silence")
+        Console.error("encoded \(Console.count(stats.frames, "chunk")) (\(InputFile.seconds(stats.samples, rate: 16_000)) at 16000 Hz) to \(output == "-" ? "standard output" : output); peak \(PeakLevel.format(stats.maxDBFS)) dBFS loudest, \(quietest) quietest non-silent; \(Console.count(stats.silentFrames, "chunk")) digital silence")
         return .success
     }
 }
