@@ -8,6 +8,8 @@ let package = Package(
         .library(name: "VoicePipeIO", targets: ["VoicePipeIO"]),
         .library(name: "VoicePipeSession", targets: ["VoicePipeSession"]),
         .executable(name: "voicepipe", targets: ["voicepipe"]),
+        // Per-thread heap allocation counting (interposes malloc) for tests and the benchmark package.
+        .library(name: "AllocationCounter", targets: ["CAllocationCounter"]),
     ],
     targets: [
         // Pure Swift: formats, the format guard, DSP kernels, the converters. No Foundation, no I/O.
