@@ -75,10 +75,10 @@ public final class FrameAssembler {
         let count = filled
         let floats = UnsafeBufferPointer(start: floatFrame, count: count)
         let ints = UnsafeMutableBufferPointer(start: intFrame, count: count)
-        SampleConversion.int16(floats, into: ints)
+        let peaks = SampleConversion.int16Measuring(floats, into: ints)
         let frame = CaptureFrame(
             samples: UnsafeBufferPointer(ints),
-            level: PeakLevel(float: floats, int16: UnsafeBufferPointer(ints)),
+            level: PeakLevel(floatPeak: peaks.floatPeak, int16Peak: peaks.int16Peak),
             index: nextIndex,
             startSample: nextStart)
         filled = 0

@@ -29,6 +29,20 @@ public enum Downmix {
         _ source: UnsafePointer<T>, frames: Int, channels: Int, frameStride: Int, channelStride: Int,
         mode: DownmixMode, into destination: UnsafeMutablePointer<Float>
     ) {
+        // Vector paths for the common layouts; each computes exactly what the loops below compute.
+        if mode == .average && channelStride == 1 {
+            if channels == 2 && frameStride == 2 {
+                if T.self == Float.self {
+                    return stereoFloat(UnsafeRawPointer(source).assumingMemoryBound(to: Float.self), frames: frames, into: destination)
+                }
+                if T.self == Int16.self {
+                    return stereoInt16(UnsafeRawPointer(source).assumingMemoryBound(to: Int16.self), frames: frames, into: destination)
+                }
+            }
+            if channels == 1 && frameStride == 1 && T.self == Int16.self {
+                return SampleConversion.float(UnsafeBufferPointer(start: UnsafeRawPointer(source).assumingMemoryBound(to: Int16.self), count: frames), into: UnsafeMutableBufferPointer(start: destination, count: frames))
+            }
+        }
         switch mode {
         case .channel(let index):
             let first = source + index * channelStride
@@ -57,5 +71,45 @@ public enum Downmix {
                 }
             }
         }
+    }
+
+    /// (L.normalized + R.normalized) · 0.5 for interleaved stereo Float32, eight frames at a time.
+    @inlinable
+    static func stereoFloat(_ source: UnsafePointer<Float>, frames: Int, into destination: UnsafeMutablePointer<Float>) {
+        var f = 0
+        while f + 8 <= frames {
+            let pair = UnsafeRawPointer(source + 2 * f).loadUnaligned(as: SIMD16<Float>.self)
+            let mixed = (sanitized(pair.evenHalf) + sanitized(pair.oddHalf)) * 0.5
+            UnsafeMutableRawPointer(destination + f).storeBytes(of: mixed, as: SIMD8<Float>.self)
+            f += 8
+        }
+        while f < frames {
+            destination[f] = (source[2 * f].normalized + source[2 * f + 1].normalized) * 0.5
+            f += 1
+        }
+    }
+
+    /// (L.normalized + R.normalized) · 0.5 for interleaved stereo Int16, eight frames at a time.
+    @inlinable
+    static func stereoInt16(_ source: UnsafePointer<Int16>, frames: Int, into destination: UnsafeMutablePointer<Float>) {
+        var f = 0
+        while f + 8 <= frames {
+            let pair = UnsafeRawPointer(source + 2 * f).loadUnaligned(as: SIMD16<Int16>.self)
+            let mixed = (SampleConversion.float(pair.evenHalf) + SampleConversion.float(pair.oddHalf)) * 0.5
+            UnsafeMutableRawPointer(destination + f).storeBytes(of: mixed, as: SIMD8<Float>.self)
+            f += 8
+        }
+        while f < frames {
+            destination[f] = (source[2 * f].normalized + source[2 * f + 1].normalized) * 0.5
+            f += 1
+        }
+    }
+
+    /// ``PCMSample/normalized`` for eight Float samples: NaN → 0, clamped to ±1.
+    @inlinable @inline(__always)
+    static func sanitized(_ x: SIMD8<Float>) -> SIMD8<Float> {
+        var y = x.replacing(with: 0, where: x .!= x)
+        y = y.replacing(with: -1, where: y .< -1)
+        return y.replacing(with: 1, where: y .> 1)
     }
 }

@@ -19,6 +19,12 @@ public struct PeakLevel: Sendable, Hashable, CustomStringConvertible {
         self.isDigitalSilence = isDigitalSilence
     }
 
+    /// The level from peaks already measured (as ``SampleConversion/int16Measuring(_:into:)`` returns them).
+    @inlinable
+    public init(floatPeak: Float, int16Peak: Int) {
+        self.init(peak: int16Peak, dBFS: Elementary.decibels(amplitudeRatio: Double(floatPeak)), isDigitalSilence: floatPeak == 0)
+    }
+
     /// Measures a frame from its Float32 samples and their Int16 rounding.
     @inlinable
     public init(float samples: UnsafeBufferPointer<Float>, int16 rounded: UnsafeBufferPointer<Int16>) {

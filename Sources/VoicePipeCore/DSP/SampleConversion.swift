@@ -57,21 +57,110 @@ public enum SampleConversion {
         Float(x) * (1 / 32768)
     }
 
-    /// Converts `source` to Int16 into `destination` (which must be at least as long).
+    /// Converts `source` to Int16 into `destination` (which must be at least as long), eight
+    /// samples at a time; exactly ``int16(_:)`` for every sample.
     @inlinable
     public static func int16(_ source: UnsafeBufferPointer<Float>, into destination: UnsafeMutableBufferPointer<Int16>) {
         precondition(destination.count >= source.count, "destination shorter than source")
-        for i in source.indices {
-            destination[i] = int16(source[i])
-        }
+        guard let input = source.baseAddress, let output = destination.baseAddress else { return }
+        _ = convertToInt16(input, output, count: source.count, measuring: false)
     }
 
-    /// Converts `source` to Float into `destination` (which must be at least as long).
+    /// Converts to Int16 like ``int16(_:into:)`` and measures on the way: the largest |x| before
+    /// rounding and the largest |sample| after it (0 … 32768).
+    @inlinable
+    public static func int16Measuring(_ source: UnsafeBufferPointer<Float>, into destination: UnsafeMutableBufferPointer<Int16>) -> (floatPeak: Float, int16Peak: Int) {
+        precondition(destination.count >= source.count, "destination shorter than source")
+        guard let input = source.baseAddress, let output = destination.baseAddress else { return (0, 0) }
+        return convertToInt16(input, output, count: source.count, measuring: true)
+    }
+
+    /// The vector kernel behind the Float → Int16 conversions.
+    ///
+    /// Implementation notes: NaN lanes become 0, lanes are clamped to [−32768, 32767] and rounded
+    /// to nearest-even by adding 1.5·2²³ (the default x86-64 target has no vector round
+    /// instruction); the sum's bit pattern is then 0x4B40_0000 plus the integer, so a subtraction
+    /// yields it without a float-to-integer conversion. Clamping before rounding gives the same
+    /// result as ``int16(_:)``'s round-then-saturate for every input; the tail uses ``int16(_:)``.
+    /// Only lane-wise operators appear: the generic SIMD conversions and `pointwiseMax` compile to
+    /// scalar loops on this toolchain.
+    @inlinable
+    static func convertToInt16(_ input: UnsafePointer<Float>, _ output: UnsafeMutablePointer<Int16>, count: Int, measuring: Bool) -> (floatPeak: Float, int16Peak: Int) {
+        let scale = SIMD8<Float>(repeating: 32768)
+        let low = SIMD8<Float>(repeating: -32768)
+        let high = SIMD8<Float>(repeating: 32767)
+        let magic = SIMD8<Float>(repeating: 12_582_912)
+        let magicBits = SIMD8<Int32>(repeating: 0x4B40_0000)
+        let signMask = SIMD8<UInt32>(repeating: 0x7FFF_FFFF)
+        var floatPeak = SIMD8<Float>()
+        var intPeak = SIMD8<Float>()
+        var i = 0
+        while i + 8 <= count {
+            let x = UnsafeRawPointer(input + i).loadUnaligned(as: SIMD8<Float>.self)
+            var scaled = (x * scale).replacing(with: 0, where: x .!= x)
+            scaled = scaled.replacing(with: low, where: scaled .< low)
+            scaled = scaled.replacing(with: high, where: scaled .> high)
+            let biased = scaled + magic
+            let integers = unsafeBitCast(biased, to: SIMD8<Int32>.self) &- magicBits
+            UnsafeMutableRawPointer(output + i).storeBytes(of: SIMD8<Int16>(truncatingIfNeeded: integers), as: SIMD8<Int16>.self)
+            if measuring {
+                // NaN compares false, so it never becomes a peak.
+                let magnitude = unsafeBitCast(unsafeBitCast(x, to: SIMD8<UInt32>.self) & signMask, to: SIMD8<Float>.self)
+                floatPeak = floatPeak.replacing(with: magnitude, where: magnitude .> floatPeak)
+                let rounded = biased - magic
+                let roundedMagnitude = unsafeBitCast(unsafeBitCast(rounded, to: SIMD8<UInt32>.self) & signMask, to: SIMD8<Float>.self)
+                intPeak = intPeak.replacing(with: roundedMagnitude, where: roundedMagnitude .> intPeak)
+            }
+            i += 8
+        }
+        var floatMax: Float = 0
+        var intMax = 0
+        if measuring {
+            for lane in 0..<8 {
+                if floatPeak[lane] > floatMax { floatMax = floatPeak[lane] }
+                if Int(intPeak[lane]) > intMax { intMax = Int(intPeak[lane]) }
+            }
+        }
+        while i < count {
+            let value = int16(input[i])
+            output[i] = value
+            if measuring {
+                let magnitude = input[i].magnitude
+                if magnitude > floatMax { floatMax = magnitude }
+                let integer = Int(value.magnitude)
+                if integer > intMax { intMax = integer }
+            }
+            i += 1
+        }
+        return (floatMax, intMax)
+    }
+
+    /// Eight samples x / 32768, exactly as ``float(_:)-(Int16)``.
+    ///
+    /// Integer to float without a conversion instruction (the generic SIMD conversion compiles to
+    /// a scalar loop): 0x4B40_0000 + x is the bit pattern of 1.5·2²³ + x, exact for |x| < 2²²;
+    /// subtracting 1.5·2²³ leaves x exactly, and the scale by 2⁻¹⁵ is exact too.
+    @inlinable
+    public static func float(_ x: SIMD8<Int16>) -> SIMD8<Float> {
+        let biased = unsafeBitCast(SIMD8<Int32>(truncatingIfNeeded: x) &+ SIMD8<Int32>(repeating: 0x4B40_0000), to: SIMD8<Float>.self)
+        return (biased - SIMD8<Float>(repeating: 12_582_912)) * SIMD8<Float>(repeating: 1 / 32768)
+    }
+
+    /// Converts `source` to Float into `destination` (which must be at least as long), eight
+    /// samples at a time; exactly ``float(_:)`` (x / 32768) for every sample.
     @inlinable
     public static func float(_ source: UnsafeBufferPointer<Int16>, into destination: UnsafeMutableBufferPointer<Float>) {
         precondition(destination.count >= source.count, "destination shorter than source")
-        for i in source.indices {
-            destination[i] = float(source[i])
+        guard let input = source.baseAddress, let output = destination.baseAddress else { return }
+        var i = 0
+        while i + 8 <= source.count {
+            let x = UnsafeRawPointer(input + i).loadUnaligned(as: SIMD8<Int16>.self)
+            UnsafeMutableRawPointer(output + i).storeBytes(of: float(x), as: SIMD8<Float>.self)
+            i += 8
+        }
+        while i < source.count {
+            output[i] = float(input[i])
+            i += 1
         }
     }
 }

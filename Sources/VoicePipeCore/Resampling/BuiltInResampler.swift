@@ -99,8 +99,9 @@ public final class BuiltInResampler: Resampler {
         var offset = 0
         while offset < input.count {
             let count = min(Self.blockFrames, input.count - offset)
-            let made = runChain(UnsafeBufferPointer(start: source + offset, count: count))
-            (destination + produced).update(from: staging, count: made)
+            // The caller's buffer holds maxOutputFrames for the whole input, so each block's output
+            // goes straight into it.
+            let made = runChain(UnsafeBufferPointer(start: source + offset, count: count), into: destination + produced)
             produced += made
             offset += count
         }
@@ -117,7 +118,7 @@ public final class BuiltInResampler: Resampler {
             // The stream continues as silence until every output frame it owes is complete.
             var rounds = 0
             while producedFrames + written < total && rounds < 1_000 {
-                let made = runChain(UnsafeBufferPointer(start: zeros, count: Self.blockFrames))
+                let made = runChain(UnsafeBufferPointer(start: zeros, count: Self.blockFrames), into: staging)
                 let keep = min(made, total - producedFrames - written)
                 (destination + written).update(from: staging, count: keep)
                 written += keep
@@ -143,23 +144,20 @@ public final class BuiltInResampler: Resampler {
         producedFrames = 0
     }
 
-    /// Runs one block (at most `blockFrames`) through the stages into `staging`.
-    private func runChain(_ block: UnsafeBufferPointer<Float>) -> Int {
+    /// Runs one block (at most `blockFrames`) through the stages into `output`.
+    private func runChain(_ block: UnsafeBufferPointer<Float>, into output: UnsafeMutablePointer<Float>) -> Int {
         switch chain {
         case .copy:
-            if let base = block.baseAddress { staging.update(from: base, count: block.count) }
+            if let base = block.baseAddress { output.update(from: base, count: block.count) }
             return block.count
         case .down(let wide, let decimator):
-            guard let wide else { return decimator.process(block, into: staging) }
+            guard let wide else { return decimator.process(block, into: output) }
             let middleCount = wide.process(block, into: middle)
-            return decimator.process(UnsafeBufferPointer(start: middle, count: middleCount), into: staging)
+            return decimator.process(UnsafeBufferPointer(start: middle, count: middleCount), into: output)
         case .up(let interpolator, let wide):
+            guard let wide else { return interpolator.process(block, into: output) }
             let middleCount = interpolator.process(block, into: middle)
-            guard let wide else {
-                staging.update(from: middle, count: middleCount)
-                return middleCount
-            }
-            return wide.process(UnsafeBufferPointer(start: middle, count: middleCount), into: staging)
+            return wide.process(UnsafeBufferPointer(start: middle, count: middleCount), into: output)
         }
     }
 }

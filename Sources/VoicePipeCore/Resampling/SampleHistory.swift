@@ -21,10 +21,14 @@ final class SampleHistory {
     /// Samples kept.
     @usableFromInline var count = 0
 
-    init(capacity: Int) {
+    /// - Parameters:
+    ///   - capacity: samples the history can hold.
+    ///   - readSlack: samples past the newest one that may be read (they hold zeros or old,
+    ///     finite samples), for vector loads that run past a window's end into zero taps.
+    init(capacity: Int, readSlack: Int = 0) {
         self.capacity = capacity
-        storage = .allocate(capacity: capacity)
-        storage.initialize(repeating: 0, count: capacity)
+        storage = .allocate(capacity: capacity + readSlack)
+        storage.initialize(repeating: 0, count: capacity + readSlack)
     }
 
     deinit {
@@ -53,6 +57,28 @@ final class SampleHistory {
         makeRoom(for: samples.count)
         (storage + offset + count).update(from: base, count: samples.count)
         count += samples.count
+    }
+
+    /// Appends every `stride`-th sample starting at `source`, `count` of them.
+    @inlinable func appendStrided(_ source: UnsafePointer<Float>, stride: Int, count n: Int) {
+        guard n > 0 else { return }
+        makeRoom(for: n)
+        let target = storage + offset + count
+        var i = 0
+        if stride == 2 {
+            // Every other sample, eight at a time: the even lanes of sixteen. The last vector may
+            // read one sample past the strided range, so it stops one vector early.
+            while i + 9 <= n {
+                let pairs = UnsafeRawPointer(source + 2 * i).loadUnaligned(as: SIMD16<Float>.self)
+                UnsafeMutableRawPointer(target + i).storeBytes(of: pairs.evenHalf, as: SIMD8<Float>.self)
+                i += 8
+            }
+        }
+        while i < n {
+            target[i] = source[i * stride]
+            i += 1
+        }
+        count += n
     }
 
     /// Appends `n` zeros (the silence after a flushed stream).
