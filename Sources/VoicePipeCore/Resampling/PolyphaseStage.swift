@@ -124,58 +124,14 @@ final class PolyphaseStage {
                 }
             }
         } else {
-            // Four outputs at a time: four independent sums (more work in flight), reduced together
-            // by a transpose. The common row lengths get a loop of their own so it fully unrolls.
-            @inline(__always) func run(_ length: Int) {
-                while true {
-                    var bases = (base, 0, 0, 0)
-                    var phases = (phase, 0, 0, 0)
-                    @inline(__always) func step(_ b: inout Int, _ p: inout Int) {
-                        b &+= stepWhole
-                        p &+= stepPhase
-                        if p >= up {
-                            p &-= up
-                            b &+= 1
-                        }
-                    }
-                    var b = base, p = phase
-                    step(&b, &p); bases.1 = b; phases.1 = p
-                    step(&b, &p); bases.2 = b; phases.2 = p
-                    step(&b, &p); bases.3 = b; phases.3 = p
-                    guard bases.3 < last else { break }
-                    let start = origin - halfTaps + 1
-                    let x0: UnsafePointer<Float> = start + bases.0
-                    let x1: UnsafePointer<Float> = start + bases.1
-                    let x2: UnsafePointer<Float> = start + bases.2
-                    let x3: UnsafePointer<Float> = start + bases.3
-                    let c0: UnsafePointer<Float> = UnsafePointer(table + phases.0 &* length)
-                    let c1: UnsafePointer<Float> = UnsafePointer(table + phases.1 &* length)
-                    let c2: UnsafePointer<Float> = UnsafePointer(table + phases.2 &* length)
-                    let c3: UnsafePointer<Float> = UnsafePointer(table + phases.3 &* length)
-                    let sums = Self.dot4((x0, x1, x2, x3), (c0, c1, c2, c3), length)
-                    UnsafeMutableRawPointer(output + produced).storeBytes(of: sums, as: SIMD4<Float>.self)
-                    produced &+= 4
-                    step(&b, &p)
-                    base = b
-                    phase = p
-                }
-                while base < last {
-                    output[produced] = Self.dot(origin + (base &- halfTaps &+ 1), table + phase &* length, length)
-                    produced &+= 1
-                    base &+= stepWhole
-                    phase &+= stepPhase
-                    if phase >= up {
-                        phase &-= up
-                        base &+= 1
-                    }
-                }
-            }
+            // The common row lengths get a call of their own so the dot product fully unrolls.
+            let walk = Walk(origin: origin - halfTaps + 1, table: UnsafePointer(table), last: last, up: up, stepWhole: stepWhole, stepPhase: stepPhase)
             switch rowLength {
-            case 12: run(12)
-            case 16: run(16)
-            case 20: run(20)
-            case 24: run(24)
-            default: run(rowLength)
+            case 12: walk.run(length: 12, base: &base, phase: &phase, output: output, produced: &produced)
+            case 16: walk.run(length: 16, base: &base, phase: &phase, output: output, produced: &produced)
+            case 20: walk.run(length: 20, base: &base, phase: &phase, output: output, produced: &produced)
+            case 24: walk.run(length: 24, base: &base, phase: &phase, output: output, produced: &produced)
+            default: walk.run(length: rowLength, base: &base, phase: &phase, output: output, produced: &produced)
             }
         }
         self.base = base
@@ -198,6 +154,56 @@ final class PolyphaseStage {
             j &+= 4
         }
         return reduce(sum)
+    }
+
+    /// The exact-table output loop, over locals (a struct, not captured variables, so it
+    /// allocates nothing even unoptimised).
+    struct Walk {
+        /// Pointer to the first tap's sample for base 0.
+        let origin: UnsafePointer<Float>
+        let table: UnsafePointer<Float>
+        let last: Int
+        let up: Int
+        let stepWhole: Int
+        let stepPhase: Int
+
+        @inline(__always)
+        func advance(_ base: inout Int, _ phase: inout Int) {
+            base &+= stepWhole
+            phase &+= stepPhase
+            if phase >= up {
+                phase &-= up
+                base &+= 1
+            }
+        }
+
+        /// Four outputs at a time (four independent sums reduced by one transpose), then singly.
+        @inline(__always)
+        func run(length: Int, base: inout Int, phase: inout Int, output: UnsafeMutablePointer<Float>, produced: inout Int) {
+            while true {
+                var b1 = base, p1 = phase
+                advance(&b1, &p1)
+                var b2 = b1, p2 = p1
+                advance(&b2, &p2)
+                var b3 = b2, p3 = p2
+                advance(&b3, &p3)
+                guard b3 < last else { break }
+                let sums = PolyphaseStage.dot4(
+                    (origin + base, origin + b1, origin + b2, origin + b3),
+                    (table + phase &* length, table + p1 &* length, table + p2 &* length, table + p3 &* length),
+                    length)
+                UnsafeMutableRawPointer(output + produced).storeBytes(of: sums, as: SIMD4<Float>.self)
+                produced &+= 4
+                advance(&b3, &p3)
+                base = b3
+                phase = p3
+            }
+            while base < last {
+                output[produced] = PolyphaseStage.dot(origin + base, table + phase &* length, length)
+                produced &+= 1
+                advance(&base, &phase)
+            }
+        }
     }
 
     /// Four independent ``dot(_:_:_:)``s, reduced together by a transpose; each result is
