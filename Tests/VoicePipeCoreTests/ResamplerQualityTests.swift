@@ -95,6 +95,32 @@ struct ResamplerQualityTests {
         #expect(fit.sinad >= 90, "\(input): SINAD \(fit.sinad) dB")
     }
 
+    @Test(arguments: [32_000.0, 64_000, 96_000, 192_000, 11_025, 12_000])
+    func otherInputRatesMeetTheSameSpecification(rate: Double) throws {
+        // Whole factors (2, 4, 6) take the one-stage decimator, 192 kHz the two-stage path,
+        // 11.025 and 12 kHz the upsampling path with a polyphase stage after the interpolator.
+        let passAmplitude = Signals.amplitude(dBFS: -6)
+        let nyquist = min(rate, Self.outputRate) / 2
+        for frequency in [100.0, 1_000, 3_400, 6_000, 7_000] where frequency < 0.875 * nyquist {
+            let output = try Self.resampleFloat(Signals.sine(frequency: frequency, amplitude: passAmplitude, sampleRate: rate, frames: Int(rate * Self.seconds)), from: rate)
+            let gain = Measurement.dB(Measurement.fitTone(Self.steady(output), frequency: frequency, sampleRate: Self.outputRate).amplitude / passAmplitude)
+            #expect(abs(gain) <= 0.1, "\(rate) Hz, \(frequency) Hz: gain \(gain) dB")
+        }
+        let stopAmplitude = Signals.amplitude(dBFS: -1)
+        for frequency in [8_500.0, 12_000, 20_000, 40_000, 90_000] where frequency < rate / 2 {
+            let output = try Self.resampleFloat(Signals.sine(frequency: frequency, amplitude: stopAmplitude, sampleRate: rate, frames: Int(rate * Self.seconds)), from: rate)
+            let level = Measurement.dB(Measurement.rms(Self.steady(output)) / (stopAmplitude / 2.0.squareRoot()))
+            #expect(level <= -100, "\(rate) Hz, \(frequency) Hz comes out at \(level) dB")
+        }
+        if rate < Self.outputRate {
+            // Upsampling: the image of a 997 Hz tone (at rate − 997 Hz) is 100 dB down.
+            let output = try Self.resampleFloat(Signals.sine(frequency: 997, amplitude: stopAmplitude, sampleRate: rate, frames: Int(rate * Self.seconds)), from: rate)
+            let fits = Measurement.fitTones(Self.steady(output), frequencies: [997, rate - 997], sampleRate: Self.outputRate)
+            #expect(Measurement.dB(fits[1].amplitude / stopAmplitude) <= -100)
+        }
+        #expect(try BuiltInResampler(inputRate: rate, outputRate: Self.outputRate).latency <= 0.004 + 1e-12)
+    }
+
     @Test func upsamplingImagesAre100DecibelsDown() throws {
         // 8 kHz → 16 kHz: a tone at f has its image at 8 kHz − f.
         for frequency in [997.0, 2_000, 3_400] {

@@ -3,7 +3,8 @@
 /// Two stages, each doing what it is cheap at:
 ///
 /// ```
-///  down (48 kHz → 16 kHz):  input ─▶ PolyphaseStage ─▶ 32 kHz ─▶ HalfRateDecimator ─▶ output
+///  down (44.1 kHz → 16 kHz): input ─▶ PolyphaseStage ─▶ 32 kHz ─▶ SharpDecimator(2) ─▶ output
+///  down (48 kHz → 16 kHz):   input ─▶ SharpDecimator(3) ─▶ output
 ///  up   (8 kHz → 44.1 kHz): input ─▶ DoubleRateInterpolator ─▶ 16 kHz ─▶ PolyphaseStage ─▶ output
 /// ```
 ///
@@ -29,7 +30,7 @@ public final class BuiltInResampler: Resampler {
 
     private enum Chain {
         case copy
-        case down(PolyphaseStage?, HalfRateDecimator)
+        case down(PolyphaseStage?, SharpDecimator)
         case up(DoubleRateInterpolator, PolyphaseStage?)
     }
 
@@ -55,13 +56,17 @@ public final class BuiltInResampler: Resampler {
             middleCapacity = 0
             stagingCapacity = block
         } else if outputRate < inputRate {
-            let middleRate = 2 * outputRate
-            let wide = ratio.up * 2 == ratio.down ? nil : try PolyphaseStage(inputRate: inputRate, outputRate: middleRate, lowerRate: outputRate, maxInputBlock: block)
+            // A whole factor with its own sharp design goes in one stage; any other ratio first
+            // goes to twice the output rate.
+            let direct = ratio.up == 1 && SharpFilter.lengths[ratio.down] != nil
+            let factor = direct ? ratio.down : 2
+            let middleRate = Double(factor) * outputRate
+            let wide = direct ? nil : try PolyphaseStage(inputRate: inputRate, outputRate: middleRate, lowerRate: outputRate, maxInputBlock: block)
             middleCapacity = wide?.maxOutput(forInput: block) ?? 0
-            let decimator = try HalfRateDecimator(maxInputBlock: max(middleCapacity, block))
+            let decimator = try SharpDecimator(factor: factor, maxInputBlock: max(middleCapacity, block))
             stagingCapacity = decimator.maxOutput(forInput: max(middleCapacity, block))
             chain = .down(wide, decimator)
-            latency = Double(HalfRateDecimator.lookahead) / middleRate + Double(wide?.lookahead ?? 0) / inputRate
+            latency = Double(decimator.lookahead) / middleRate + Double(wide?.lookahead ?? 0) / inputRate
         } else {
             let middleRate = 2 * inputRate
             let interpolator = try DoubleRateInterpolator(maxInputBlock: block)

@@ -12,6 +12,10 @@ final class DoubleRateInterpolator {
     private let centreTap: Float
     private let evenTaps: UnsafeMutablePointer<Float>
     private let oddTaps: UnsafeMutablePointer<Float>
+    /// The taps again, each splatted across a 4-lane vector: one aligned load per tap in the
+    /// vector loop instead of a scalar load and a shuffle.
+    private let evenSplats: UnsafeMutablePointer<SIMD4<Float>>
+    private let oddSplats: UnsafeMutablePointer<SIMD4<Float>>
     private let history: SampleHistory
     /// Absolute index of the input sample whose output pair comes next.
     private var nextInput = 0
@@ -26,6 +30,10 @@ final class DoubleRateInterpolator {
         evenTaps.initialize(from: polyphase.even, count: 32)
         oddTaps = .allocate(capacity: 32)
         oddTaps.initialize(from: polyphase.odd, count: 32)
+        evenSplats = .allocate(capacity: 32)
+        evenSplats.initialize(from: polyphase.even.prefix(32).map { SIMD4(repeating: $0) }, count: 32)
+        oddSplats = .allocate(capacity: 32)
+        oddSplats.initialize(from: polyphase.odd.map { SIMD4(repeating: $0) }, count: 32)
         history = SampleHistory(capacity: 2 * SharpFilter.length + maxInputBlock + 4)
         reset()
     }
@@ -33,6 +41,8 @@ final class DoubleRateInterpolator {
     deinit {
         evenTaps.deallocate()
         oddTaps.deallocate()
+        evenSplats.deallocate()
+        oddSplats.deallocate()
     }
 
     func reset() {
@@ -52,7 +62,7 @@ final class DoubleRateInterpolator {
         let last = history.end - Self.lookahead
         var x = UnsafePointer(history.pointer(at: next))
         while next &+ Self.lanes <= last {
-            let pairs = Self.vector(at: x, centreTap: centreTap, evenTaps: evenTaps, oddTaps: oddTaps)
+            let pairs = Self.vector(at: x, centreTap: centreTap, evenTaps: evenSplats, oddTaps: oddSplats)
             UnsafeMutableRawPointer(output + produced).storeBytes(of: pairs, as: SIMD16<Float>.self)
             produced &+= 2 * Self.lanes
             next &+= Self.lanes
@@ -73,17 +83,20 @@ final class DoubleRateInterpolator {
     /// The output pairs of eight consecutive inputs, interleaved (even, odd, even, odd, …); lane k
     /// computed exactly as the scalar functions compute input i + k's pair.
     @inline(__always)
-    static func vector(at x: UnsafePointer<Float>, centreTap: Float, evenTaps: UnsafePointer<Float>, oddTaps: UnsafePointer<Float>) -> SIMD16<Float> {
+    static func vector(at x: UnsafePointer<Float>, centreTap: Float, evenTaps: UnsafePointer<SIMD4<Float>>, oddTaps: UnsafePointer<SIMD4<Float>>) -> SIMD16<Float> {
         @inline(__always) func load(_ p: UnsafePointer<Float>) -> SIMD8<Float> {
             UnsafeRawPointer(p).loadUnaligned(as: SIMD8<Float>.self)
+        }
+        @inline(__always) func splat(_ tap: SIMD4<Float>) -> SIMD8<Float> {
+            SIMD8(lowHalf: tap, highHalf: tap)
         }
         // One pass for both: x[i + 32 − t] is shared by the even and the odd sum.
         var even = SIMD8(repeating: centreTap) * load(x)
         var odd = SIMD8<Float>()
         for t in 0..<32 {
             let late = load(x + 32 - t)
-            even += SIMD8(repeating: evenTaps[t]) * (late + load(x - 32 + t))
-            odd += SIMD8(repeating: oddTaps[t]) * (late + load(x - 31 + t))
+            even += splat(evenTaps[t]) * (late + load(x - 32 + t))
+            odd += splat(oddTaps[t]) * (late + load(x - 31 + t))
         }
         return interleave(even, odd)
     }

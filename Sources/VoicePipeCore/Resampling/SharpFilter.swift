@@ -1,39 +1,62 @@
-/// The one sharp lowpass every conversion uses: a 2:1 filter whose transition band sits just
-/// below the lower rate's Nyquist frequency.
+/// The sharp lowpass filters that set every conversion's response: equiripple (Parks–McClellan)
+/// designs whose transition band sits just below the lower rate's Nyquist frequency.
 ///
-/// Working at twice the lower of the two rates (32 kHz for 16 kHz output), it passes 0 … 87.5 % of
-/// the lower Nyquist frequency within ±0.08 dB and stops everything from the lower Nyquist
-/// frequency up by at least 106 dB. It is an equiripple (Parks–McClellan) design of 129 taps: the
-/// delay is 64 samples at twice the lower rate, 2 ms for a 16 kHz output, 4 ms for an 8 kHz input.
+/// A design for factor D runs at D times the lower rate and decimates (or interpolates) by D. It
+/// passes 0 … 87.5 % of the lower Nyquist frequency within ±0.08 dB and stops everything from the
+/// lower Nyquist frequency up by at least 106 dB. Factor 2 (129 taps) serves every conversion
+/// through the doubled lower rate; factors 3, 4 and 6 (195, 259 and 389 taps) let 48, 64 and 96 kHz
+/// go to 16 kHz (and any exact multiples) in one stage. The delay is about 32 samples of the lower
+/// rate whatever the factor: 2 ms for a 16 kHz output, 4 ms for an 8 kHz input.
 ///
-/// Frequencies here are in cycles per sample at the doubled rate, where the lower rate's Nyquist
-/// frequency is 0.25.
+/// Frequencies here are in cycles per sample at D times the lower rate.
 enum SharpFilter {
-    /// Taps of the designed filter.
+    /// Taps of the factor-2 design.
     static let length = 129
-    /// Half the length: the delay in samples at the doubled rate.
+    /// Half the factor-2 length: its delay in samples at the doubled rate.
     static let halfLength = 64
-    /// Passband edge: 87.5 % of the lower Nyquist frequency.
-    static let passbandEdge = 0.875 * 0.25
-    /// Stopband edge: the lower Nyquist frequency.
-    static let stopbandEdge = 0.25
+    /// Passband edge of the factor-2 design: 87.5 % of the lower Nyquist frequency.
+    static let passbandEdge = passbandEdge(factor: 2)
+    /// Stopband edge of the factor-2 design: the lower Nyquist frequency.
+    static let stopbandEdge = stopbandEdge(factor: 2)
     /// Design ripple, dB peak (the specification allows ±0.1 dB).
     static let passbandRippleDB = 0.08
     /// Design attenuation, dB (the specification asks for 100 dB).
     static let stopbandAttenuationDB = 106.0
 
-    /// The designed taps, symmetric, unit passband gain; or why the design failed.
-    static let taps: Result<[Double], EquirippleDesign.DesignError> = {
+    /// Factors with a design, and the (odd) length that meets the specification for each.
+    static let lengths: [Int: Int] = [2: 129, 3: 195, 4: 259, 6: 389]
+
+    static func passbandEdge(factor: Int) -> Double { 0.875 / (2 * Double(factor)) }
+    static func stopbandEdge(factor: Int) -> Double { 1 / (2 * Double(factor)) }
+
+    /// The factor-2 taps, symmetric, unit passband gain; or why the design failed.
+    static let taps = design(factor: 2)
+    private static let taps3 = design(factor: 3)
+    private static let taps4 = design(factor: 4)
+    private static let taps6 = design(factor: 6)
+
+    /// The taps for a factor (designed once per process, on first use).
+    static func taps(factor: Int) -> Result<[Double], EquirippleDesign.DesignError> {
+        switch factor {
+        case 2: taps
+        case 3: taps3
+        case 4: taps4
+        case 6: taps6
+        default: .failure(EquirippleDesign.DesignError(message: "no sharp filter is designed for factor \(factor)"))
+        }
+    }
+
+    private static func design(factor: Int) -> Result<[Double], EquirippleDesign.DesignError> {
         let passDeviation = Elementary.exp(passbandRippleDB / 20 * 2.302585092994046) - 1
         let stopDeviation = Elementary.exp(-stopbandAttenuationDB / 20 * 2.302585092994046)
         return Result { () throws(EquirippleDesign.DesignError) in
             try EquirippleDesign.lowpass(
-                length: length,
-                passbandEdge: passbandEdge,
-                stopbandEdge: stopbandEdge,
+                length: lengths[factor] ?? 0,
+                passbandEdge: passbandEdge(factor: factor),
+                stopbandEdge: stopbandEdge(factor: factor),
                 stopbandWeight: passDeviation / stopDeviation)
         }
-    }()
+    }
 
     /// The taps split for folded polyphase use, as `Float`.
     ///
