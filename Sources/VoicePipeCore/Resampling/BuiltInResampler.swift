@@ -8,11 +8,13 @@
 ///  up   (8 kHz → 44.1 kHz): input ─▶ DoubleRateInterpolator ─▶ 16 kHz ─▶ PolyphaseStage ─▶ output
 /// ```
 ///
-/// The sharp 2:1 stage (an equiripple filter at twice the lower rate) sets the response: flat
-/// within ±0.08 dB up to 87.5 % of the lower Nyquist frequency and at least 106 dB down from the
-/// lower Nyquist frequency up. The polyphase stage bridges to the other rate with a wide transition
-/// band that keeps its aliases and images out of the band the sharp stage protects, at least 110 dB
-/// down. When one rate is exactly twice the other the polyphase stage is skipped; equal rates copy.
+/// The sharp stage (an equiripple filter at twice the lower rate, or at D times it for a whole
+/// factor D of 2, 3, 4 or 6) sets the response: flat within ±0.08 dB up to 87.5 % of the lower
+/// Nyquist frequency and at least 106 dB down from the lower Nyquist frequency up. The polyphase
+/// stage bridges to the other rate with a wide transition band that keeps its aliases and images
+/// out of the band the sharp stage protects, 106 dB down. When the sharp stage alone reaches the
+/// other rate the polyphase stage is skipped; equal rates copy. The inner loops are
+/// ``ResamplerKernels``: portable Swift, or a CPU-specific set installed at run time.
 ///
 /// Both stages are linear phase and centred, so output frame n is the signal at time n / outputRate
 /// exactly (no delay to compensate), and a stream of N input frames gives exactly
@@ -43,9 +45,15 @@ public final class BuiltInResampler: Resampler {
     private var consumedFrames = 0
     private var producedFrames = 0
 
+    /// The inner loops this resampler runs.
+    public let kernels: ResamplerKernels
+
     /// Builds a resampler; all memory is allocated here.
+    /// - Parameters:
+    ///   - kernels: the inner loops; ``ResamplerKernels/preferred`` by default.
     /// - Throws: ``ResamplerError/unsupportedRate(_:)`` for a rate outside 1 kHz … 768 kHz.
-    public init(inputRate: Double, outputRate: Double) throws(ResamplerError) {
+    public init(inputRate: Double, outputRate: Double, kernels: ResamplerKernels = .preferred) throws(ResamplerError) {
+        self.kernels = kernels
         self.inputRate = inputRate
         self.outputRate = outputRate
         ratio = try RationalRatio(inputRate: inputRate, outputRate: outputRate)
@@ -61,17 +69,17 @@ public final class BuiltInResampler: Resampler {
             let direct = ratio.up == 1 && SharpFilter.lengths[ratio.down] != nil
             let factor = direct ? ratio.down : 2
             let middleRate = Double(factor) * outputRate
-            let wide = direct ? nil : try PolyphaseStage(inputRate: inputRate, outputRate: middleRate, lowerRate: outputRate, maxInputBlock: block)
+            let wide = direct ? nil : try PolyphaseStage(inputRate: inputRate, outputRate: middleRate, lowerRate: outputRate, maxInputBlock: block, kernels: kernels)
             middleCapacity = wide?.maxOutput(forInput: block) ?? 0
-            let decimator = try SharpDecimator(factor: factor, maxInputBlock: max(middleCapacity, block))
+            let decimator = try SharpDecimator(factor: factor, maxInputBlock: max(middleCapacity, block), kernels: kernels)
             stagingCapacity = decimator.maxOutput(forInput: max(middleCapacity, block))
             chain = .down(wide, decimator)
             latency = Double(decimator.lookahead) / middleRate + Double(wide?.lookahead ?? 0) / inputRate
         } else {
             let middleRate = 2 * inputRate
-            let interpolator = try DoubleRateInterpolator(maxInputBlock: block)
+            let interpolator = try DoubleRateInterpolator(maxInputBlock: block, kernels: kernels)
             middleCapacity = interpolator.maxOutput(forInput: block)
-            let wide = ratio.up == ratio.down * 2 ? nil : try PolyphaseStage(inputRate: middleRate, outputRate: outputRate, lowerRate: inputRate, maxInputBlock: middleCapacity)
+            let wide = ratio.up == ratio.down * 2 ? nil : try PolyphaseStage(inputRate: middleRate, outputRate: outputRate, lowerRate: inputRate, maxInputBlock: middleCapacity, kernels: kernels)
             stagingCapacity = wide?.maxOutput(forInput: middleCapacity) ?? middleCapacity
             chain = .up(interpolator, wide)
             latency = Double(DoubleRateInterpolator.lookahead) / inputRate + Double(wide?.lookahead ?? 0) / middleRate

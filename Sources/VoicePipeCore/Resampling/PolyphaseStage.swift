@@ -21,6 +21,10 @@ final class PolyphaseStage {
     private let slopes: UnsafeMutablePointer<Float>?
     private let tablePhases: Int
     private let history: SampleHistory
+    private let kernels: ResamplerKernels
+    /// [up, stepWhole, stepPhase, last] and [base, phase], handed to the kernel.
+    private let walk: UnsafeMutablePointer<Int>
+    private let state: UnsafeMutablePointer<Int>
     private let stepWhole: Int
     private let stepPhase: Int
     /// Integer part of the next output's input position.
@@ -39,7 +43,8 @@ final class PolyphaseStage {
     ///   - inputRate, outputRate: the stage's rates in hertz.
     ///   - lowerRate: the lower of the whole conversion's two rates; the band kept is half of it.
     ///   - maxInputBlock: the most input one ``process(_:into:)`` call receives.
-    init(inputRate: Double, outputRate: Double, lowerRate: Double, maxInputBlock: Int) throws(ResamplerError) {
+    init(inputRate: Double, outputRate: Double, lowerRate: Double, maxInputBlock: Int, kernels: ResamplerKernels) throws(ResamplerError) {
+        self.kernels = kernels
         ratio = try RationalRatio(inputRate: inputRate, outputRate: outputRate)
         let relativeWidth = lowerRate / inputRate
         let (prototype, tapCount) = KaiserLowpass.design(cutoff: relativeWidth, transitionWidth: relativeWidth, attenuation: Self.attenuation)
@@ -72,12 +77,18 @@ final class PolyphaseStage {
             self.slopes = slopes
         }
         history = SampleHistory(capacity: 2 * tapCount + maxInputBlock + 4, readSlack: paddedTaps - tapCount)
+        walk = .allocate(capacity: 4)
+        walk.initialize(from: [ratio.up, stepWhole, stepPhase, 0], count: 4)
+        state = .allocate(capacity: 2)
+        state.initialize(repeating: 0, count: 2)
         reset()
     }
 
     deinit {
         table.deallocate()
         slopes?.deallocate()
+        walk.deallocate()
+        state.deallocate()
     }
 
     /// Input samples the stage must see after an output's position: its lookahead.
@@ -124,15 +135,12 @@ final class PolyphaseStage {
                 }
             }
         } else {
-            // The common row lengths get a call of their own so the dot product fully unrolls.
-            let walk = Walk(origin: origin - halfTaps + 1, table: UnsafePointer(table), last: last, up: up, stepWhole: stepWhole, stepPhase: stepPhase)
-            switch rowLength {
-            case 12: walk.run(length: 12, base: &base, phase: &phase, output: output, produced: &produced)
-            case 16: walk.run(length: 16, base: &base, phase: &phase, output: output, produced: &produced)
-            case 20: walk.run(length: 20, base: &base, phase: &phase, output: output, produced: &produced)
-            case 24: walk.run(length: 24, base: &base, phase: &phase, output: output, produced: &produced)
-            default: walk.run(length: rowLength, base: &base, phase: &phase, output: output, produced: &produced)
-            }
+            walk[3] = last
+            state[0] = base
+            state[1] = phase
+            produced = kernels.polyphase(origin - halfTaps + 1, table, rowLength, walk, state, output)
+            base = state[0]
+            phase = state[1]
         }
         self.base = base
         self.phase = phase
@@ -142,101 +150,6 @@ final class PolyphaseStage {
 
     /// Lanes of the vector dot product (rows are padded with zero taps to a multiple).
     static let lanes = 4
-
-    /// Σ x[j]·c[j] over `count` taps (a multiple of 4): four lanes of partial sums, then a fixed
-    /// pairwise reduction. ``referenceDot(_:_:_:)`` is the same arithmetic written plainly.
-    @inline(__always)
-    static func dot(_ x: UnsafePointer<Float>, _ c: UnsafePointer<Float>, _ count: Int) -> Float {
-        var sum = SIMD4<Float>()
-        var j = 0
-        while j < count {
-            sum += UnsafeRawPointer(x + j).loadUnaligned(as: SIMD4<Float>.self) * UnsafeRawPointer(c + j).loadUnaligned(as: SIMD4<Float>.self)
-            j &+= 4
-        }
-        return reduce(sum)
-    }
-
-    /// The exact-table output loop, over locals (a struct, not captured variables, so it
-    /// allocates nothing even unoptimised).
-    struct Walk {
-        /// Pointer to the first tap's sample for base 0.
-        let origin: UnsafePointer<Float>
-        let table: UnsafePointer<Float>
-        let last: Int
-        let up: Int
-        let stepWhole: Int
-        let stepPhase: Int
-
-        @inline(__always)
-        func advance(_ base: inout Int, _ phase: inout Int) {
-            base &+= stepWhole
-            phase &+= stepPhase
-            if phase >= up {
-                phase &-= up
-                base &+= 1
-            }
-        }
-
-        /// Four outputs at a time (four independent sums reduced by one transpose), then singly.
-        @inline(__always)
-        func run(length: Int, base: inout Int, phase: inout Int, output: UnsafeMutablePointer<Float>, produced: inout Int) {
-            while true {
-                var b1 = base, p1 = phase
-                advance(&b1, &p1)
-                var b2 = b1, p2 = p1
-                advance(&b2, &p2)
-                var b3 = b2, p3 = p2
-                advance(&b3, &p3)
-                guard b3 < last else { break }
-                let sums = PolyphaseStage.dot4(
-                    (origin + base, origin + b1, origin + b2, origin + b3),
-                    (table + phase &* length, table + p1 &* length, table + p2 &* length, table + p3 &* length),
-                    length)
-                UnsafeMutableRawPointer(output + produced).storeBytes(of: sums, as: SIMD4<Float>.self)
-                produced &+= 4
-                advance(&b3, &p3)
-                base = b3
-                phase = p3
-            }
-            while base < last {
-                output[produced] = PolyphaseStage.dot(origin + base, table + phase &* length, length)
-                produced &+= 1
-                advance(&base, &phase)
-            }
-        }
-    }
-
-    /// Four independent ``dot(_:_:_:)``s, reduced together by a transpose; each result is
-    /// bit-identical to ``dot(_:_:_:)`` of the same window and row.
-    @inline(__always)
-    static func dot4(
-        _ x: (UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>),
-        _ c: (UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>, UnsafePointer<Float>),
-        _ count: Int
-    ) -> SIMD4<Float> {
-        @inline(__always) func load(_ p: UnsafePointer<Float>) -> SIMD4<Float> {
-            UnsafeRawPointer(p).loadUnaligned(as: SIMD4<Float>.self)
-        }
-        var a = SIMD4<Float>(), b = SIMD4<Float>(), d = SIMD4<Float>(), e = SIMD4<Float>()
-        var j = 0
-        while j < count {
-            a += load(x.0 + j) * load(c.0 + j)
-            b += load(x.1 + j) * load(c.1 + j)
-            d += load(x.2 + j) * load(c.2 + j)
-            e += load(x.3 + j) * load(c.3 + j)
-            j &+= 4
-        }
-        return reduce(a, b, d, e)
-    }
-
-    /// Lane k: (l0 + l2) + (l1 + l3) of sum k, as ``reduce(_:)`` computes it. Not inlined:
-    /// inlined, the optimiser pulls these shuffles into the tap loop of ``dot4(_:_:_:)``.
-    @inline(never)
-    static func reduce(_ a: SIMD4<Float>, _ b: SIMD4<Float>, _ d: SIMD4<Float>, _ e: SIMD4<Float>) -> SIMD4<Float> {
-        let ab = SIMD4(a[0], b[0], a[1], b[1]) + SIMD4(a[2], b[2], a[3], b[3])
-        let de = SIMD4(d[0], e[0], d[1], e[1]) + SIMD4(d[2], e[2], d[3], e[3])
-        return SIMD4(ab[0], ab[1], de[0], de[1]) + SIMD4(ab[2], ab[3], de[2], de[3])
-    }
 
     /// Σ x[j]·(c[j] + f·d[j]): taps interpolated between two table rows, as ``dot(_:_:_:)`` sums.
     @inline(__always)
@@ -249,28 +162,7 @@ final class PolyphaseStage {
             sum += UnsafeRawPointer(x + j).loadUnaligned(as: SIMD4<Float>.self) * taps
             j &+= 4
         }
-        return reduce(sum)
-    }
-
-    /// (l0 + l2) + (l1 + l3).
-    @inline(__always)
-    static func reduce(_ sum: SIMD4<Float>) -> Float {
         let two = sum.lowHalf + sum.highHalf
         return two[0] + two[1]
-    }
-
-    /// The plain arithmetic of ``dot(_:_:_:)``: lane k sums taps k, k+4, k+8, … in order, then the
-    /// lanes are reduced pairwise as ``reduce(_:)`` does.
-    static func referenceDot(_ x: UnsafePointer<Float>, _ c: UnsafePointer<Float>, _ count: Int) -> Float {
-        var lanes: (Float, Float, Float, Float) = (0, 0, 0, 0)
-        var j = 0
-        while j < count {
-            lanes.0 += x[j] * c[j]
-            lanes.1 += x[j + 1] * c[j + 1]
-            lanes.2 += x[j + 2] * c[j + 2]
-            lanes.3 += x[j + 3] * c[j + 3]
-            j += 4
-        }
-        return (lanes.0 + lanes.2) + (lanes.1 + lanes.3)
     }
 }
