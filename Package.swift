@@ -21,8 +21,12 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
 
-        // Files (libsndfile), devices (ALSA), and the libsamplerate resampler backend.
-        .target(name: "VoicePipeIO", dependencies: ["VoicePipeCore", "CSampleRate", "CSndFile", "CALSA"]),
+        // Resampler inner loops for AVX2 + FMA (per-function target attributes, chosen at run time),
+        // with plain C references; installed into Core by VoicePipeIO's Acceleration.
+        .target(name: "CVoicePipeKernels", linkerSettings: [.linkedLibrary("m")]),
+
+        // Files (libsndfile), devices (ALSA), the libsamplerate backend, the accelerated kernels.
+        .target(name: "VoicePipeIO", dependencies: ["VoicePipeCore", "CSampleRate", "CSndFile", "CALSA", "CVoicePipeKernels"]),
 
         // The wire protocol (every message type), and later the session layer and its transports.
         .target(name: "VoicePipeSession", dependencies: ["VoicePipeCore", "VoicePipeIO"]),

@@ -1,0 +1,34 @@
+// Resampler inner loops for CPUs with AVX2 and FMA, and plain C references for them.
+//
+// The signatures match ResamplerKernels in VoicePipeCore (see that type for what each computes);
+// VoicePipeIO's Acceleration installs the AVX2 set after vp_cpu_has_avx2_fma() says the CPU and
+// the operating system support it. Every vector lane performs exactly the operations of its
+// reference, in the same order (fused multiply-adds included), so the two agree bit for bit.
+#ifndef VOICEPIPE_KERNELS_H
+#define VOICEPIPE_KERNELS_H
+
+#include <stdint.h>
+
+#pragma clang assume_nonnull begin
+
+/// 1 when the CPU and the operating system support AVX2 and FMA, else 0.
+int vp_cpu_has_avx2_fma(void);
+
+void vp_decimate_avx2(const float *_Nonnull const *_Nonnull streams, const intptr_t *classes, intptr_t factor,
+                      const float *taps, const void *splats, float centre, float *output, intptr_t count);
+void vp_interpolate_avx2(const float *x, const float *evenTaps, const float *oddTaps,
+                         const void *evenSplats, const void *oddSplats, float centre, float *output, intptr_t count);
+intptr_t vp_polyphase_avx2(const float *origin, const float *table, intptr_t rowLength,
+                           const intptr_t *walk, intptr_t *state, float *output);
+
+/// The references: scalar code with fmaf, the same operations in the same order as the AVX2 lanes.
+void vp_decimate_fma_reference(const float *_Nonnull const *_Nonnull streams, const intptr_t *classes, intptr_t factor,
+                               const float *taps, const void *splats, float centre, float *output, intptr_t count);
+void vp_interpolate_fma_reference(const float *x, const float *evenTaps, const float *oddTaps,
+                                  const void *evenSplats, const void *oddSplats, float centre, float *output, intptr_t count);
+intptr_t vp_polyphase_fma_reference(const float *origin, const float *table, intptr_t rowLength,
+                                    const intptr_t *walk, intptr_t *state, float *output);
+
+#pragma clang assume_nonnull end
+
+#endif

@@ -1,0 +1,252 @@
+// AVX2 + FMA resampler kernels and their plain C references. The AVX2 functions are compiled
+// with per-function target attributes, so the rest of the package keeps the x86-64 baseline;
+// callers check vp_cpu_has_avx2_fma() first.
+#include "VoicePipeKernels.h"
+
+#include <math.h>
+
+// ---- References (portable C) ----------------------------------------------------------------
+
+/// Output n: centre * S0[n], then for each class s, j ascending: fma(tap, F[n+fo+j] + B[n+bo-j], sum).
+static inline float decimate_one(const float *_Nonnull const *_Nonnull streams, const intptr_t *classes, intptr_t factor,
+                                 const float *taps, float centre, intptr_t n) {
+    float sum = centre * streams[0][n];
+    for (intptr_t s = 0; s < factor; s++) {
+        const intptr_t *c = classes + 6 * s;
+        const float *t = taps + c[0];
+        const float *forward = streams[c[2]] + n + c[3];
+        const float *backward = streams[c[4]] + n + c[5];
+        for (intptr_t j = 0; j < c[1]; j++) {
+            sum = fmaf(t[j], forward[j] + backward[-j], sum);
+        }
+    }
+    return sum;
+}
+
+void vp_decimate_fma_reference(const float *_Nonnull const *_Nonnull streams, const intptr_t *classes, intptr_t factor,
+                               const float *taps, const void *splats, float centre, float *output, intptr_t count) {
+    (void)splats;
+    for (intptr_t n = 0; n < count; n++) {
+        output[n] = decimate_one(streams, classes, factor, taps, centre, n);
+    }
+}
+
+/// Even: centre * x[i], then fma(even[t], x[i+32-t] + x[i-32+t], sum); odd: 0, then
+/// fma(odd[t], x[i+32-t] + x[i-31+t], sum); t ascending.
+static inline void interpolate_one(const float *x, const float *evenTaps, const float *oddTaps, float centre, float *out) {
+    float even = centre * x[0];
+    float odd = 0;
+    for (int t = 0; t < 32; t++) {
+        even = fmaf(evenTaps[t], x[32 - t] + x[-32 + t], even);
+        odd = fmaf(oddTaps[t], x[32 - t] + x[-31 + t], odd);
+    }
+    out[0] = even;
+    out[1] = odd;
+}
+
+void vp_interpolate_fma_reference(const float *x, const float *evenTaps, const float *oddTaps,
+                                  const void *evenSplats, const void *oddSplats, float centre, float *output, intptr_t count) {
+    (void)evenSplats;
+    (void)oddSplats;
+    for (intptr_t i = 0; i < count; i++) {
+        interpolate_one(x + i, evenTaps, oddTaps, centre, output + 2 * i);
+    }
+}
+
+/// Four lanes: lane k = fma(x[j], c[j], lane k) for j = k, k+4, …; result (l0 + l2) + (l1 + l3).
+static inline float dot_one(const float *x, const float *c, intptr_t count) {
+    float l0 = 0, l1 = 0, l2 = 0, l3 = 0;
+    for (intptr_t j = 0; j < count; j += 4) {
+        l0 = fmaf(x[j], c[j], l0);
+        l1 = fmaf(x[j + 1], c[j + 1], l1);
+        l2 = fmaf(x[j + 2], c[j + 2], l2);
+        l3 = fmaf(x[j + 3], c[j + 3], l3);
+    }
+    return (l0 + l2) + (l1 + l3);
+}
+
+static inline void advance(intptr_t *base, intptr_t *phase, const intptr_t *walk) {
+    *base += walk[1];
+    *phase += walk[2];
+    if (*phase >= walk[0]) {
+        *phase -= walk[0];
+        *base += 1;
+    }
+}
+
+intptr_t vp_polyphase_fma_reference(const float *origin, const float *table, intptr_t rowLength,
+                                    const intptr_t *walk, intptr_t *state, float *output) {
+    intptr_t base = state[0], phase = state[1], produced = 0;
+    while (base < walk[3]) {
+        output[produced++] = dot_one(origin + base, table + phase * rowLength, rowLength);
+        advance(&base, &phase, walk);
+    }
+    state[0] = base;
+    state[1] = phase;
+    return produced;
+}
+
+// ---- AVX2 + FMA -----------------------------------------------------------------------------
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define VP_AVX2 __attribute__((target("avx2,fma")))
+
+int vp_cpu_has_avx2_fma(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+VP_AVX2 void vp_decimate_avx2(const float *_Nonnull const *_Nonnull streams, const intptr_t *classes, intptr_t factor,
+                              const float *taps, const void *splats, float centre, float *output, intptr_t count) {
+    (void)splats;
+    const __m256 centreTap = _mm256_set1_ps(centre);
+    intptr_t n = 0;
+    // 32 outputs per step: four independent accumulators keep both FMA units busy.
+    for (; n + 32 <= count; n += 32) {
+        const float *s0 = streams[0] + n;
+        __m256 a0 = _mm256_mul_ps(centreTap, _mm256_loadu_ps(s0));
+        __m256 a1 = _mm256_mul_ps(centreTap, _mm256_loadu_ps(s0 + 8));
+        __m256 a2 = _mm256_mul_ps(centreTap, _mm256_loadu_ps(s0 + 16));
+        __m256 a3 = _mm256_mul_ps(centreTap, _mm256_loadu_ps(s0 + 24));
+        for (intptr_t s = 0; s < factor; s++) {
+            const intptr_t *c = classes + 6 * s;
+            const float *t = taps + c[0];
+            const float *forward = streams[c[2]] + n + c[3];
+            const float *backward = streams[c[4]] + n + c[5];
+            for (intptr_t j = 0; j < c[1]; j++) {
+                const __m256 tap = _mm256_broadcast_ss(t + j);
+                const float *f = forward + j;
+                const float *b = backward - j;
+                a0 = _mm256_fmadd_ps(tap, _mm256_add_ps(_mm256_loadu_ps(f), _mm256_loadu_ps(b)), a0);
+                a1 = _mm256_fmadd_ps(tap, _mm256_add_ps(_mm256_loadu_ps(f + 8), _mm256_loadu_ps(b + 8)), a1);
+                a2 = _mm256_fmadd_ps(tap, _mm256_add_ps(_mm256_loadu_ps(f + 16), _mm256_loadu_ps(b + 16)), a2);
+                a3 = _mm256_fmadd_ps(tap, _mm256_add_ps(_mm256_loadu_ps(f + 24), _mm256_loadu_ps(b + 24)), a3);
+            }
+        }
+        _mm256_storeu_ps(output + n, a0);
+        _mm256_storeu_ps(output + n + 8, a1);
+        _mm256_storeu_ps(output + n + 16, a2);
+        _mm256_storeu_ps(output + n + 24, a3);
+    }
+    for (; n + 8 <= count; n += 8) {
+        __m256 a0 = _mm256_mul_ps(centreTap, _mm256_loadu_ps(streams[0] + n));
+        for (intptr_t s = 0; s < factor; s++) {
+            const intptr_t *c = classes + 6 * s;
+            const float *t = taps + c[0];
+            const float *forward = streams[c[2]] + n + c[3];
+            const float *backward = streams[c[4]] + n + c[5];
+            for (intptr_t j = 0; j < c[1]; j++) {
+                a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(t + j), _mm256_add_ps(_mm256_loadu_ps(forward + j), _mm256_loadu_ps(backward - j)), a0);
+            }
+        }
+        _mm256_storeu_ps(output + n, a0);
+    }
+    for (; n < count; n++) {
+        output[n] = decimate_one(streams, classes, factor, taps, centre, n);
+    }
+}
+
+VP_AVX2 void vp_interpolate_avx2(const float *x, const float *evenTaps, const float *oddTaps,
+                                 const void *evenSplats, const void *oddSplats, float centre, float *output, intptr_t count) {
+    (void)evenSplats;
+    (void)oddSplats;
+    const __m256 centreTap = _mm256_set1_ps(centre);
+    intptr_t i = 0;
+    // 16 inputs (32 outputs) per step: four independent accumulators.
+    for (; i + 16 <= count; i += 16) {
+        const float *p = x + i;
+        __m256 e0 = _mm256_mul_ps(centreTap, _mm256_loadu_ps(p));
+        __m256 e1 = _mm256_mul_ps(centreTap, _mm256_loadu_ps(p + 8));
+        __m256 o0 = _mm256_setzero_ps();
+        __m256 o1 = _mm256_setzero_ps();
+        for (int t = 0; t < 32; t++) {
+            const __m256 even = _mm256_broadcast_ss(evenTaps + t);
+            const __m256 odd = _mm256_broadcast_ss(oddTaps + t);
+            const __m256 late0 = _mm256_loadu_ps(p + 32 - t);
+            const __m256 late1 = _mm256_loadu_ps(p + 40 - t);
+            e0 = _mm256_fmadd_ps(even, _mm256_add_ps(late0, _mm256_loadu_ps(p - 32 + t)), e0);
+            e1 = _mm256_fmadd_ps(even, _mm256_add_ps(late1, _mm256_loadu_ps(p - 24 + t)), e1);
+            o0 = _mm256_fmadd_ps(odd, _mm256_add_ps(late0, _mm256_loadu_ps(p - 31 + t)), o0);
+            o1 = _mm256_fmadd_ps(odd, _mm256_add_ps(late1, _mm256_loadu_ps(p - 23 + t)), o1);
+        }
+        // Interleave: (e0 o0 e1 o1 …).
+        const __m256 low0 = _mm256_unpacklo_ps(e0, o0), high0 = _mm256_unpackhi_ps(e0, o0);
+        const __m256 low1 = _mm256_unpacklo_ps(e1, o1), high1 = _mm256_unpackhi_ps(e1, o1);
+        float *out = output + 2 * i;
+        _mm256_storeu_ps(out, _mm256_permute2f128_ps(low0, high0, 0x20));
+        _mm256_storeu_ps(out + 8, _mm256_permute2f128_ps(low0, high0, 0x31));
+        _mm256_storeu_ps(out + 16, _mm256_permute2f128_ps(low1, high1, 0x20));
+        _mm256_storeu_ps(out + 24, _mm256_permute2f128_ps(low1, high1, 0x31));
+    }
+    for (; i < count; i++) {
+        interpolate_one(x + i, evenTaps, oddTaps, centre, output + 2 * i);
+    }
+}
+
+VP_AVX2 static inline __m128 dot_lanes(const float *x, const float *c, intptr_t count) {
+    __m128 sum = _mm_setzero_ps();
+    for (intptr_t j = 0; j < count; j += 4) {
+        sum = _mm_fmadd_ps(_mm_loadu_ps(x + j), _mm_loadu_ps(c + j), sum);
+    }
+    return sum;
+}
+
+VP_AVX2 intptr_t vp_polyphase_avx2(const float *origin, const float *table, intptr_t rowLength,
+                                   const intptr_t *walk, intptr_t *state, float *output) {
+    intptr_t base = state[0], phase = state[1], produced = 0;
+    const intptr_t last = walk[3];
+    for (;;) {
+        intptr_t b1 = base, p1 = phase;
+        advance(&b1, &p1, walk);
+        intptr_t b2 = b1, p2 = p1;
+        advance(&b2, &p2, walk);
+        intptr_t b3 = b2, p3 = p2;
+        advance(&b3, &p3, walk);
+        if (b3 >= last) break;
+        __m128 a = dot_lanes(origin + base, table + phase * rowLength, rowLength);
+        __m128 b = dot_lanes(origin + b1, table + p1 * rowLength, rowLength);
+        __m128 c = dot_lanes(origin + b2, table + p2 * rowLength, rowLength);
+        __m128 d = dot_lanes(origin + b3, table + p3 * rowLength, rowLength);
+        // Lane k of the result: (l0 + l2) + (l1 + l3) of sum k.
+        const __m128 ab = _mm_add_ps(_mm_unpacklo_ps(a, b), _mm_unpackhi_ps(a, b));  // a0+a2 b0+b2 a1+a3 b1+b3
+        const __m128 cd = _mm_add_ps(_mm_unpacklo_ps(c, d), _mm_unpackhi_ps(c, d));
+        const __m128 sums = _mm_add_ps(_mm_movelh_ps(ab, cd), _mm_movehl_ps(cd, ab));
+        _mm_storeu_ps(output + produced, sums);
+        produced += 4;
+        advance(&b3, &p3, walk);
+        base = b3;
+        phase = p3;
+    }
+    while (base < last) {
+        output[produced++] = dot_one(origin + base, table + phase * rowLength, rowLength);
+        advance(&base, &phase, walk);
+    }
+    state[0] = base;
+    state[1] = phase;
+    return produced;
+}
+
+#else
+
+// Not x86-64: the AVX2 entry points are never installed (vp_cpu_has_avx2_fma() is 0); they run
+// the references so that the symbols exist.
+int vp_cpu_has_avx2_fma(void) { return 0; }
+
+void vp_decimate_avx2(const float *_Nonnull const *_Nonnull streams, const intptr_t *classes, intptr_t factor,
+                      const float *taps, const void *splats, float centre, float *output, intptr_t count) {
+    vp_decimate_fma_reference(streams, classes, factor, taps, splats, centre, output, count);
+}
+
+void vp_interpolate_avx2(const float *x, const float *evenTaps, const float *oddTaps,
+                         const void *evenSplats, const void *oddSplats, float centre, float *output, intptr_t count) {
+    vp_interpolate_fma_reference(x, evenTaps, oddTaps, evenSplats, oddSplats, centre, output, count);
+}
+
+intptr_t vp_polyphase_avx2(const float *origin, const float *table, intptr_t rowLength,
+                           const intptr_t *walk, intptr_t *state, float *output) {
+    return vp_polyphase_fma_reference(origin, table, rowLength, walk, state, output);
+}
+
+#endif

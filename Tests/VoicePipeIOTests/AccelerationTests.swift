@@ -1,0 +1,51 @@
+import Testing
+import VoicePipeCore
+import VoicePipeIO
+import VoicePipeTestSupport
+
+/// The AVX2 + FMA kernels agree bit for bit with their C references, keep the streaming rules,
+/// and differ from the portable Swift kernels only by rounding.
+struct AccelerationTests {
+    static let ratePairs: [(Double, Double)] = [
+        (48_000, 16_000), (44_100, 16_000), (8_000, 16_000), (22_050, 16_000), (32_000, 16_000),
+        (96_000, 16_000), (64_000, 16_000), (24_000, 48_000), (24_000, 44_100), (11_025, 16_000), (192_000, 16_000),
+    ]
+
+    static func signal(rate: Double, frames: Int) -> [Float] {
+        zip(Signals.sweep(from: 50, to: rate / 2 * 0.95, amplitude: 0.6, sampleRate: rate, frames: frames), Signals.noise(amplitude: 0.3, frames: frames, seed: 17)).map { Float($0 + $1) }
+    }
+
+    @Test(arguments: ratePairs)
+    func avx2KernelsMatchTheirReferenceBitForBit(inputRate: Double, outputRate: Double) throws {
+        guard let avx2 = Acceleration.avx2 else {
+            print("AVX2 + FMA not available on this CPU: kernel agreement not checked")
+            return
+        }
+        let input = Self.signal(rate: inputRate, frames: Int(inputRate * 0.2) + 13)
+        let fast = try ResamplerHarness.stream(BuiltInResampler(inputRate: inputRate, outputRate: outputRate, kernels: avx2), input, chunkSizes: [480])
+        let reference = try ResamplerHarness.stream(BuiltInResampler(inputRate: inputRate, outputRate: outputRate, kernels: Acceleration.fmaReference), input, chunkSizes: [input.count])
+        #expect(fast == reference)
+    }
+
+    @Test(arguments: ratePairs)
+    func avx2OutputIsIdenticalHoweverTheInputIsCut(inputRate: Double, outputRate: Double) throws {
+        let kernels = Acceleration.best
+        let input = Self.signal(rate: inputRate, frames: Int(inputRate * 0.15) + 5)
+        let resampler = try BuiltInResampler(inputRate: inputRate, outputRate: outputRate, kernels: kernels)
+        let whole = try ResamplerHarness.stream(resampler, input, chunkSizes: [input.count])
+        #expect(whole.count == Int((Double(input.count) * outputRate / inputRate).rounded()))
+        for cuts in [[1], [7], [441], ResamplerHarness.randomCuts(count: 60, maximum: 2_000, seed: 3)] {
+            #expect(try ResamplerHarness.stream(resampler, input, chunkSizes: cuts) == whole, "\(kernels.name), cuts \(cuts.prefix(2))")
+        }
+    }
+
+    @Test(arguments: ratePairs)
+    func avx2AndPortableKernelsDifferOnlyByRounding(inputRate: Double, outputRate: Double) throws {
+        let input = Self.signal(rate: inputRate, frames: Int(inputRate * 0.1))
+        let fast = try ResamplerHarness.stream(BuiltInResampler(inputRate: inputRate, outputRate: outputRate, kernels: Acceleration.best), input, chunkSizes: [480])
+        let portable = try ResamplerHarness.stream(BuiltInResampler(inputRate: inputRate, outputRate: outputRate, kernels: .portable), input, chunkSizes: [480])
+        #expect(fast.count == portable.count)
+        let difference = zip(fast, portable).map { $0 - $1 }
+        #expect(Measurement.dB(Measurement.rms(difference) / Measurement.rms(portable)) < -120)
+    }
+}
