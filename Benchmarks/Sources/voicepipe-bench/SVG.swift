@@ -8,7 +8,7 @@ enum SVG {
         var color: String
         var points: [(x: Double, y: Double)]
         var width: Double = 1.5
-        var dashed = false
+        var dash: String? = nil
     }
 
     struct Bar {
@@ -23,13 +23,26 @@ enum SVG {
     static func color(family: String, index: Int) -> String {
         let palettes: [String: [String]] = [
             "VoicePipe": ["#000000"],
-            "libsamplerate": ["#1f4e9c", "#3a78d8", "#6fa3ee", "#a9c9f5"],
-            "soxr": ["#7a1010", "#b22222", "#e0503a", "#f08a5d", "#f6b89a"],
-            "speex": ["#0d5e2a", "#1b8a3e", "#3cb35f", "#79cf8e", "#b2e6bf"],
+            "libsamplerate": ["#0b2f6b", "#1f5fb0", "#3d8fd6", "#79b4ea"],
+            "soxr": ["#6b0a0a", "#a51c1c", "#d94a2b", "#ee8048", "#f2a77c"],
+            "speex": ["#0a4a22", "#17803a", "#32a85a", "#66c285", "#9bd8ac"],
             "memcpy": ["#888888"],
         ]
         let palette = palettes[family] ?? ["#555555"]
         return palette[index % palette.count]
+    }
+
+    /// Distinct colours for the curves of a line chart (VoicePipe is drawn black).
+    static let categorical = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f",
+                              "#393b79", "#ad494a", "#637939", "#8c6d31", "#5254a3"]
+
+    /// Dash pattern per contender family, so curves stay apart in grey print too.
+    static func dash(family: String) -> String? {
+        switch family {
+        case "soxr": return "7 3"
+        case "speex": return "2 2"
+        default: return nil
+        }
     }
 
     static func escape(_ text: String) -> String {
@@ -42,8 +55,8 @@ enum SVG {
     static func lineChart(title: String, xLabel: String, yLabel: String, xRange: ClosedRange<Double>, yRange: ClosedRange<Double>,
                           xTicks: [Double], yTicks: [Double], tickLabel: (Double) -> String = { Format.trimmed($0) },
                           series: [Series], note: String? = nil) -> String {
-        let width = 960.0, height = 560.0
-        let left = 70.0, right = 250.0, top = 50.0, bottom = 60.0
+        let width = 980.0, height = 600.0
+        let left = 70.0, right = 270.0, top = 50.0, bottom = 100.0
         let plotWidth = width - left - right, plotHeight = height - top - bottom
         func x(_ v: Double) -> Double { left + (v - xRange.lowerBound) / (xRange.upperBound - xRange.lowerBound) * plotWidth }
         func y(_ v: Double) -> Double {
@@ -52,7 +65,10 @@ enum SVG {
         }
         var svg = header(width: width, height: height)
         svg += text(title, x: left, y: 28, size: 17, weight: "bold")
-        if let note { svg += text(note, x: left, y: height - 12, size: 11, color: "#555") }
+        for (i, noteLine) in (note ?? "").split(separator: "\n").enumerated() {
+            svg += text(String(noteLine), x: left, y: height - 34 + Double(i) * 15, size: 11, color: "#555")
+        }
+        svg += "<defs><clipPath id=\"plot\"><rect x=\"\(left)\" y=\"\(top)\" width=\"\(plotWidth)\" height=\"\(plotHeight)\"/></clipPath></defs>\n"
         for t in yTicks {
             svg += line(left, y(t), left + plotWidth, y(t), color: "#e3e3e3")
             svg += text(tickLabel(t), x: left - 8, y: y(t) + 4, size: 11, anchor: "end")
@@ -62,17 +78,17 @@ enum SVG {
             svg += text(tickLabel(t), x: x(t), y: top + plotHeight + 18, size: 11, anchor: "middle")
         }
         svg += "<rect x=\"\(left)\" y=\"\(top)\" width=\"\(plotWidth)\" height=\"\(plotHeight)\" fill=\"none\" stroke=\"#333\"/>\n"
-        svg += text(xLabel, x: left + plotWidth / 2, y: top + plotHeight + 42, size: 13, anchor: "middle")
+        svg += text(xLabel, x: left + plotWidth / 2, y: top + plotHeight + 40, size: 13, anchor: "middle")
         svg += "<text x=\"18\" y=\"\(top + plotHeight / 2)\" font-size=\"13\" text-anchor=\"middle\" transform=\"rotate(-90 18 \(top + plotHeight / 2))\">\(escape(yLabel))</text>\n"
         for s in series {
             let points = s.points.map { "\(Format.fixed(x($0.x), 2)),\(Format.fixed(y($0.y), 2))" }.joined(separator: " ")
-            svg += "<polyline fill=\"none\" stroke=\"\(s.color)\" stroke-width=\"\(s.width)\"\(s.dashed ? " stroke-dasharray=\"6 3\"" : "") points=\"\(points)\"/>\n"
+            svg += "<polyline clip-path=\"url(#plot)\" fill=\"none\" stroke=\"\(s.color)\" stroke-width=\"\(s.width)\"\(s.dash.map { " stroke-dasharray=\"\($0)\"" } ?? "") points=\"\(points)\"/>\n"
         }
         // Legend.
         let legendX = left + plotWidth + 16
         for (i, s) in series.enumerated() {
             let ly = top + 10 + Double(i) * 20
-            svg += "<line x1=\"\(legendX)\" y1=\"\(ly)\" x2=\"\(legendX + 26)\" y2=\"\(ly)\" stroke=\"\(s.color)\" stroke-width=\"\(Swift.max(s.width, 2))\"\(s.dashed ? " stroke-dasharray=\"6 3\"" : "")/>\n"
+            svg += "<line x1=\"\(legendX)\" y1=\"\(ly)\" x2=\"\(legendX + 26)\" y2=\"\(ly)\" stroke=\"\(s.color)\" stroke-width=\"\(Swift.max(s.width, 2))\"\(s.dash.map { " stroke-dasharray=\"\($0)\"" } ?? "")/>\n"
             svg += text(s.name, x: legendX + 32, y: ly + 4, size: 12)
         }
         return svg + "</svg>\n"
@@ -157,13 +173,14 @@ enum Plots {
         if let quality = results.quality, !quality.response.isEmpty {
             let voicepipe = quality.response.filter { $0.family == ContenderSpec.Family.voicepipe.rawValue }
             func series(_ curves: [ResponseCurve]) -> [SVG.Series] {
-                var familyIndex: [String: Int] = [:]
+                var peerIndex = 0
                 return curves.map { curve in
-                    let index = familyIndex[curve.family, default: 0]
-                    familyIndex[curve.family] = index + 1
                     let isOurs = curve.family == ContenderSpec.Family.voicepipe.rawValue
-                    return SVG.Series(name: curve.contender, color: SVG.color(family: curve.family, index: index),
-                                      points: zip(curve.frequencies, curve.gainDB).map { (x: $0 / 1000, y: $1) }, width: isOurs ? 2.2 : 1.4, dashed: false)
+                    let color = isOurs ? "#000000" : SVG.categorical[peerIndex % SVG.categorical.count]
+                    if !isOurs { peerIndex += 1 }
+                    return SVG.Series(name: curve.contender, color: color,
+                                      points: zip(curve.frequencies, curve.gainDB).map { (x: $0 / 1000, y: $1) }, width: isOurs ? 2.4 : 1.4,
+                                      dash: SVG.dash(family: curve.family))
                 }
             }
             let kHzTicks = stride(from: 0.0, through: 24, by: 2).map { $0 }
@@ -175,7 +192,7 @@ enum Plots {
                     xLabel: "input tone frequency (kHz)", yLabel: "output RMS re input tone RMS (dB)",
                     xRange: 0...24, yRange: -200...10, xTicks: kHzTicks, yTicks: stride(from: -200.0, through: 0, by: 20).map { $0 },
                     series: series(curves),
-                    note: "−1 dBFS tones streamed in 20 ms chunks through the same path as the throughput runs; Float32 output before Int16 rounding; values below −200 dB drawn at −200."))
+                    note: "−1 dBFS tones every \(Format.trimmed(results.settings.responseSweepStepHz)) Hz, streamed in 20 ms chunks through the same path as the throughput runs;\nFloat32 output before Int16 rounding (VoicePipe: its CaptureConverter's resampler output); values below −200 dB drawn at −200."))
             }
             let all = quality.response
             save("response-C1-passband", SVG.lineChart(
@@ -183,7 +200,7 @@ enum Plots {
                 xLabel: "input tone frequency (kHz)", yLabel: "gain (dB)",
                 xRange: 0...9, yRange: -6...1, xTicks: stride(from: 0.0, through: 9, by: 1).map { $0 }, yTicks: stride(from: -6.0, through: 1, by: 1).map { $0 },
                 series: series(all),
-                note: "Same sweep as the full-range charts, zoomed to 0–9 kHz and +1…−6 dB."))
+                note: "Same sweep as the full-range charts, zoomed to 0–9 kHz and +1…−6 dB. Solid: VoicePipe (black) and libsamplerate; dashed: soxr; dotted: speex.\nThe lines join the swept frequencies; the table's passband gains are exact fits at single frequencies."))
         }
         return written
     }
