@@ -151,12 +151,12 @@ final class KernelBenchmark {
         let peakChunk = "16 kHz mono, one 20 ms frame (320 Float32 + 320 Int16), cache-hot"
         let peakLong = "16 kHz mono, \(Format.seconds(signalSeconds)) of Float32 + Int16 (\(Format.bytes(captureSamples * 6)) in)"
         add("kernel/peak/peaklevel-chunk", kernel: "peak meter", implementation: "VoicePipe PeakLevel(float:int16:)", data: peakChunk,
-            bytes: frameSamples * 6, samples: frameSamples, rate: 16_000, operations: framesPerPass) { n in
+            bytes: frameSamples * 6, samples: frameSamples, rate: 16_000, operations: framesPerPass, reference: "kernel/memcpy/float-16k-chunk") { n in
             let ints = UnsafeBufferPointer(int16Frame)
             for _ in 0..<n { BlackHole.consume(PeakLevel(float: floatFrame, int16: ints).peak) }
         }
         add("kernel/peak/peaklevel-long", kernel: "peak meter", implementation: "VoicePipe PeakLevel(float:int16:)", data: peakLong,
-            bytes: captureSamples * 6, samples: captureSamples, rate: 16_000, operations: 1) { n in
+            bytes: captureSamples * 6, samples: captureSamples, rate: 16_000, operations: 1, reference: "kernel/memcpy/float-16k-long") { n in
             for _ in 0..<n { BlackHole.consume(PeakLevel(float: UnsafeBufferPointer(floatCapture), int16: UnsafeBufferPointer(int16Capture)).peak) }
         }
 

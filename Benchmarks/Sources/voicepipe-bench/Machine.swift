@@ -46,7 +46,7 @@ enum Machine {
                 "libsoxr": String(cString: soxr_version()),
                 "speexdsp": command("pkg-config", ["--modversion", "speexdsp"]).map { "speexdsp \($0)" } ?? "unknown",
                 "libsndfile": LibraryVersions.sndfile,
-                "sox": command("sox", ["--version"]) ?? "not installed",
+                "sox": command("sox", ["--version"]).map { $0.replacingOccurrences(of: "sox:", with: "").trimmingCharacters(in: .whitespaces) } ?? "not installed",
             ],
             loadAverageStart: loadAverage())
     }

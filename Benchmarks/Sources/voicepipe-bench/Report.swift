@@ -30,6 +30,7 @@ enum Report {
         if let filter = r.settings.filter { line("- Filter: only benchmarks whose name contains `\(filter)`") }
         line()
 
+        summary(r, &out)
         if !r.throughput.isEmpty { throughput(r, &out) }
         if !r.allocations.isEmpty { allocations(r, &out) }
         if !r.kernels.isEmpty { kernels(r, &out) }
@@ -42,6 +43,33 @@ enum Report {
             line()
         }
         return out
+    }
+
+    /// VoicePipe's headline ratios, measured in this run.
+    static func summary(_ r: RunResults, _ out: inout String) {
+        func line(_ s: String = "") { out += s + "\n" }
+        let ours = r.throughput.filter { $0.family == ContenderSpec.Family.voicepipe.rawValue && $0.chunkMilliseconds == 20 }
+        guard !ours.isEmpty || r.endToEnd != nil else { return }
+        line("## Summary: VoicePipe in this run")
+        line()
+        if !ours.isEmpty {
+            line("| workload (20 ms chunks) | VoicePipe xRT | vs soxr HQ | vs speex q5 | vs lsr SINC_FASTEST | vs memcpy | allocations per chunk |")
+            line("|---|---:|---:|---:|---:|---:|---:|")
+            for row in ours {
+                func ratio(_ name: String) -> String {
+                    guard let other = r.throughput.first(where: { $0.workload == row.workload && $0.chunkMilliseconds == 20 && $0.contender.hasPrefix(name) }) else { return "–" }
+                    return Format.significant(row.xRealTime.median / other.xRealTime.median) + "×"
+                }
+                let allocations = r.allocations.first { $0.workload == row.workload && $0.chunkMilliseconds == 20 && $0.contender == row.contender }
+                let title = Workload.all.first { $0.id == row.workload }?.title ?? row.workload
+                line("| \(title) | \(Format.spread(row.xRealTime)) | \(ratio("soxr HQ")) | \(ratio("speex q5")) | \(ratio("lsr SINC_FASTEST")) | \(ratio("memcpy")) | \(allocations.map { Format.trimmed($0.perChunk) } ?? "–") |")
+            }
+            line()
+        }
+        if let e = r.endToEnd {
+            line("End to end (\(Format.seconds(e.audioSeconds)) WAV → `audio.chunk` JSON Lines): the `sox | base64` pipeline needs \(Format.significant(e.cpuRatio))× VoicePipe's CPU time and \(Format.significant(e.wallRatio))× its wall time.")
+            line()
+        }
     }
 
     static func throughput(_ r: RunResults, _ out: inout String) {
@@ -100,7 +128,7 @@ enum Report {
         func line(_ s: String = "") { out += s + "\n" }
         line("## 2. Kernels")
         line()
-        line("Each operation through VoicePipe's public API, repeated on the same data (cache-hot chunks) or over a long buffer. **GB/s** counts input bytes (10⁹ B/s), except base64 decoding (decoded bytes, so both directions count the same payload) and `audio.chunk` (bytes of JSON). **vs ref** = median GB/s over the reference row's (memcpy of the same input bytes, or Foundation). **allocs/op** = heap allocations per operation after warm-up.")
+        line("Each operation through VoicePipe's public API, repeated on the same data (cache-hot chunks) or over a long buffer. **GB/s** counts input bytes (10⁹ B/s), except base64 decoding (decoded bytes, so both directions count the same payload) and `audio.chunk` (bytes of JSON). **vs ref** = median GB/s over the reference row's: memcpy of the same input bytes (for the peak meter, of its Float32 half), or Foundation. **allocs/op** = heap allocations per operation after warm-up.")
         line()
         line("| kernel | implementation | data | GB/s median (min–max) | M samples/s | xRT | vs ref | allocs/op |")
         line("|---|---|---|---:|---:|---:|---:|---:|")
@@ -166,7 +194,7 @@ enum Report {
         }
         line("### C2, C3, P1: SINAD and out-of-band")
         line()
-        line("C2 worst alias: highest Float32 output level (dB re input tone) over −1 dBFS tones at 8.5–20 kHz, frequency in brackets. C3/P1 image: level of the 997 Hz tone's image (7003 Hz at 16 kHz; 23003 Hz at 48 kHz) relative to the tone, Float32 output. P1 SINAD is on its Float32 output (its Int16 input carries Int16 rounding noise).")
+        line("C2 worst alias: highest Float32 output level (dB re input tone) over −1 dBFS tones at 8.5–20 kHz, frequency in brackets; C2's input is Int16, so its rounding noise (which lies in the passband and passes through) floors this column near −100 dB for every good filter. C3/P1 image: level of the 997 Hz tone's image (7003 Hz at 16 kHz; 23003 Hz at 48 kHz) relative to the tone, Float32 output. P1 SINAD is on its Float32 output (its Int16 input carries Int16 rounding noise).")
         line()
         line("| contender | C2 SINAD (dB) | C2 worst alias (dB) | C3 SINAD (dB) | C3 image (dBc) | P1 SINAD (dB) | P1 image (dBc) |")
         line("|---|---:|---:|---:|---:|---:|---:|")

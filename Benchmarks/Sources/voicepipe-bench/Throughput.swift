@@ -71,7 +71,7 @@ final class ThroughputBenchmark {
                 let contender = spec.make(workload, ms, maxChunk, false)
                 let chunkBytes = chunkFrames * workload.bytesPerFrame
                 let name = Self.cellName(workload, ms, spec)
-                let timed = TimedCell(name: name) {
+                let timed = TimedCell(name: name, maxPasses: 5_000) {
                     Self.stream(input, chunkBytes: chunkBytes, through: contender)
                 }
                 cells.append(Cell(workload: workload, spec: spec, chunkMilliseconds: ms, contender: contender, input: input, chunkBytes: chunkBytes, timed: timed))
