@@ -71,6 +71,11 @@ section("quality") {
     if !quality.rows.isEmpty || !quality.response.isEmpty { results.quality = quality }
 }
 
+if results.throughput.isEmpty && results.kernels.isEmpty && results.endToEnd == nil && results.quality == nil {
+    fputs("voicepipe-bench: no benchmark name contains '\(options.filter ?? "")' (see --help for the names)\n", stderr)
+    exit(64)
+}
+
 monitor.finish(into: &machine)
 results.machine = machine
 results.totalSeconds = Clock.wall() - runStart
