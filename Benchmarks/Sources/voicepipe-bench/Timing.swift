@@ -116,9 +116,11 @@ final class TimedCell {
         }
     }
 
+    /// Passes for a repetition of at least `minimum` seconds, sized 30 % over so that a
+    /// repetition still lasts long enough when the machine runs faster than during the warm-up.
     private func passesNeeded(perPass seconds: Double, minimum: Double) -> Int {
         guard seconds > 0 else { return maxPasses }
-        return Swift.max(1, Swift.min(maxPasses, Int((minimum / seconds).rounded(.up))))
+        return Swift.max(1, Swift.min(maxPasses, Int((1.3 * minimum / seconds).rounded(.up))))
     }
 
     /// One timed repetition.
