@@ -1,0 +1,33 @@
+// swift-tools-version:6.0
+// The VoicePipe benchmark package: its own SwiftPM package so that `swift build` at the root never
+// needs the peer libraries (libsoxr, speexdsp) it measures against. Install them with
+// `scripts/install-peers`, then run `swift run -c release voicepipe-bench --help`.
+import PackageDescription
+
+let package = Package(
+    name: "VoicePipeBenchmarks",
+    dependencies: [
+        // Named explicitly: a path dependency is otherwise identified by its folder name.
+        .package(name: "VoicePipe", path: ".."),
+    ],
+    targets: [
+        // Peer resamplers, reached through pkg-config; `providers` names the Debian package.
+        .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
+        .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
+        // libsamplerate again, under a name that does not clash with the root package's `CSampleRate`.
+        .systemLibrary(name: "CBenchSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
+
+        .executableTarget(
+            name: "voicepipe-bench",
+            dependencies: [
+                .product(name: "VoicePipeCore", package: "VoicePipe"),
+                .product(name: "VoicePipeIO", package: "VoicePipe"),
+                .product(name: "AllocationCounter", package: "VoicePipe"),
+                "CSoxr", "CSpeexDSP", "CBenchSampleRate",
+            ],
+            // Swift 6 mode rejects plain references to C globals (stdout, stderr) and top-level
+            // benchmark state; the benchmark is single-threaded, so language mode 5 is enough.
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+    ]
+)

@@ -1,0 +1,292 @@
+import CAllocationCounter
+import Foundation
+import VoicePipeCore
+
+/// One kernel cell's figures.
+struct KernelRow: Codable {
+    var name: String
+    var kernel: String
+    var implementation: String
+    var data: String
+    /// Bytes one operation counts: input bytes, except audio.chunk JSON (bytes of JSON) and base64
+    /// decoding (decoded bytes), so both base64 directions count the same binary payload.
+    var bytesPerOperation: Int
+    var operationsPerPass: Int
+    var passesPerRepetition: Int
+    var repetitions: Int
+    var gigabytesPerSecond: Spread
+    var megaSamplesPerSecond: Double?
+    var xRealTime: Double?
+    /// The row this one is compared with (memcpy of the same bytes, or Foundation).
+    var reference: String?
+    /// Median GB/s over the reference's median GB/s.
+    var ratioToReference: Double?
+    var allocationsPerOperation: Double
+    var wallOverCPU: Double
+}
+
+/// The per-stage kernels, each through VoicePipe's public API, with memcpy and Foundation beside them.
+final class KernelBenchmark {
+    /// A kernel: `run(n)` performs the operation n times.
+    struct Case {
+        let name: String
+        let kernel: String
+        let implementation: String
+        let data: String
+        let bytesPerOperation: Int
+        let samplesPerOperation: Int?
+        let sampleRate: Int?
+        let operationsPerPass: Int
+        let reference: String?
+        let run: (Int) -> Void
+    }
+
+    private(set) var cases: [Case] = []
+    private(set) var timed: [TimedCell] = []
+    private var buffers: [UnsafeMutableRawBufferPointer] = []
+    private var keep: [AnyObject] = []
+
+    init(signalSeconds: Double, filter: (String) -> Bool) {
+        build(signalSeconds: signalSeconds)
+        cases = cases.filter { filter($0.name) }
+        timed = cases.map { kase in TimedCell(name: kase.name, maxPasses: 100_000) { kase.run(kase.operationsPerPass) } }
+    }
+
+    deinit { buffers.forEach { $0.deallocate() } }
+
+    private func buffer<T>(_ type: T.Type, _ count: Int) -> UnsafeMutableBufferPointer<T> {
+        let raw = UnsafeMutableRawBufferPointer.allocate(byteCount: max(count * MemoryLayout<T>.stride, 1), alignment: 64)
+        raw.initializeMemory(as: UInt8.self, repeating: 0)
+        buffers.append(raw)
+        return raw.bindMemory(to: T.self)
+    }
+
+    private func add(_ name: String, kernel: String, implementation: String, data: String, bytes: Int, samples: Int? = nil, rate: Int? = nil,
+                     operations: Int, reference: String? = nil, run: @escaping (Int) -> Void) {
+        cases.append(Case(name: name, kernel: kernel, implementation: implementation, data: data, bytesPerOperation: bytes,
+                          samplesPerOperation: samples, sampleRate: rate, operationsPerPass: max(operations, 1), reference: reference, run: run))
+    }
+
+    // swiftlint:disable:next function_body_length
+    private func build(signalSeconds: Double) {
+        // Sample conversion, Int16 → Float32 at 24 kHz (the playback direction).
+        let longSamples = Int(signalSeconds * 24_000)
+        let chunkSamples = 480
+        let chunksPerPass = max(longSamples / chunkSamples, 1)
+        let program = Signals.program(rate: 24_000, frames: longSamples, channel: 0)
+        let int16Long = buffer(Int16.self, longSamples)
+        for i in 0..<longSamples { int16Long[i] = Int16(clamping: Int((program[i] * 32768).rounded())) }
+        let floatLong = buffer(Float.self, longSamples)
+        let int16Chunk = UnsafeBufferPointer(rebasing: int16Long[0..<chunkSamples])
+        let floatChunk = UnsafeMutableBufferPointer(rebasing: floatLong[0..<chunkSamples])
+        let long = "24 kHz mono, \(Format.seconds(signalSeconds)) buffer (\(Format.bytes(longSamples * 2)) in)"
+        let chunk = "24 kHz mono, one 20 ms chunk (480 samples), cache-hot"
+        let copyTarget = buffer(UInt8.self, longSamples * 4)
+
+        add("kernel/memcpy/int16-24k-chunk", kernel: "memcpy (ceiling)", implementation: "memcpy of the Int16 bytes", data: chunk,
+            bytes: chunkSamples * 2, samples: chunkSamples, rate: 24_000, operations: chunksPerPass) { n in
+            for _ in 0..<n { UnsafeMutableRawPointer(copyTarget.baseAddress!).copyMemory(from: int16Chunk.baseAddress!, byteCount: chunkSamples * 2) }
+            BlackHole.consume(Int(copyTarget[0]))
+        }
+        add("kernel/memcpy/int16-24k-long", kernel: "memcpy (ceiling)", implementation: "memcpy of the Int16 bytes", data: long,
+            bytes: longSamples * 2, samples: longSamples, rate: 24_000, operations: 1) { n in
+            for _ in 0..<n { UnsafeMutableRawPointer(copyTarget.baseAddress!).copyMemory(from: int16Long.baseAddress!, byteCount: longSamples * 2) }
+            BlackHole.consume(Int(copyTarget[0]))
+        }
+        add("kernel/int16-to-float/sampleconversion-chunk", kernel: "Int16 → Float32", implementation: "VoicePipe SampleConversion.float(_:into:)", data: chunk,
+            bytes: chunkSamples * 2, samples: chunkSamples, rate: 24_000, operations: chunksPerPass, reference: "kernel/memcpy/int16-24k-chunk") { n in
+            for _ in 0..<n { SampleConversion.float(int16Chunk, into: floatChunk) }
+            BlackHole.consume(floatChunk[1])
+        }
+        add("kernel/int16-to-float/sampleconversion-long", kernel: "Int16 → Float32", implementation: "VoicePipe SampleConversion.float(_:into:)", data: long,
+            bytes: longSamples * 2, samples: longSamples, rate: 24_000, operations: 1, reference: "kernel/memcpy/int16-24k-long") { n in
+            for _ in 0..<n { SampleConversion.float(UnsafeBufferPointer(int16Long), into: floatLong) }
+            BlackHole.consume(floatLong[1])
+        }
+        let playback = try! PlaybackConverter()
+        keep.append(playback)
+        add("kernel/int16-to-float/playbackconverter-chunk", kernel: "Int16 → deinterleaved Float32", implementation: "VoicePipe PlaybackConverter() (24 kHz → 24 kHz)", data: chunk,
+            bytes: chunkSamples * 2, samples: chunkSamples, rate: 24_000, operations: chunksPerPass, reference: "kernel/memcpy/int16-24k-chunk") { n in
+            for _ in 0..<n { try! playback.process(int16Chunk) { BlackHole.consume($0.frameCount) } }
+        }
+        add("kernel/int16-to-float/playbackconverter-long", kernel: "Int16 → deinterleaved Float32", implementation: "VoicePipe PlaybackConverter() (24 kHz → 24 kHz)", data: long,
+            bytes: longSamples * 2, samples: longSamples, rate: 24_000, operations: 1, reference: "kernel/memcpy/int16-24k-long") { n in
+            for _ in 0..<n { try! playback.process(UnsafeBufferPointer(int16Long)) { BlackHole.consume($0.frameCount) } }
+        }
+
+        // Float32 → Int16 and the peak meter at 16 kHz (the capture direction).
+        let captureSamples = Int(signalSeconds * 16_000)
+        let frameSamples = 320
+        let framesPerPass = max(captureSamples / frameSamples, 1)
+        let capture = Signals.program(rate: 16_000, frames: captureSamples, channel: 1)
+        let floatCapture = buffer(Float.self, captureSamples)
+        for i in 0..<captureSamples { floatCapture[i] = capture[i] }
+        let int16Capture = buffer(Int16.self, captureSamples)
+        SampleConversion.int16(UnsafeBufferPointer(floatCapture), into: int16Capture)
+        let floatFrame = UnsafeBufferPointer(rebasing: floatCapture[0..<frameSamples])
+        let int16Frame = UnsafeMutableBufferPointer(rebasing: int16Capture[0..<frameSamples])
+        let captureLong = "16 kHz mono, \(Format.seconds(signalSeconds)) buffer (\(Format.bytes(captureSamples * 4)) in)"
+        let captureChunk = "16 kHz mono, one 20 ms frame (320 samples), cache-hot"
+
+        add("kernel/memcpy/float-16k-chunk", kernel: "memcpy (ceiling)", implementation: "memcpy of the Float32 bytes", data: captureChunk,
+            bytes: frameSamples * 4, samples: frameSamples, rate: 16_000, operations: framesPerPass) { n in
+            for _ in 0..<n { UnsafeMutableRawPointer(copyTarget.baseAddress!).copyMemory(from: floatFrame.baseAddress!, byteCount: frameSamples * 4) }
+            BlackHole.consume(Int(copyTarget[0]))
+        }
+        add("kernel/memcpy/float-16k-long", kernel: "memcpy (ceiling)", implementation: "memcpy of the Float32 bytes", data: captureLong,
+            bytes: captureSamples * 4, samples: captureSamples, rate: 16_000, operations: 1) { n in
+            for _ in 0..<n { UnsafeMutableRawPointer(copyTarget.baseAddress!).copyMemory(from: floatCapture.baseAddress!, byteCount: captureSamples * 4) }
+            BlackHole.consume(Int(copyTarget[0]))
+        }
+        add("kernel/float-to-int16/sampleconversion-chunk", kernel: "Float32 → Int16", implementation: "VoicePipe SampleConversion.int16(_:into:)", data: captureChunk,
+            bytes: frameSamples * 4, samples: frameSamples, rate: 16_000, operations: framesPerPass, reference: "kernel/memcpy/float-16k-chunk") { n in
+            for _ in 0..<n { SampleConversion.int16(floatFrame, into: int16Frame) }
+            BlackHole.consume(Int(int16Frame[1]))
+        }
+        add("kernel/float-to-int16/sampleconversion-long", kernel: "Float32 → Int16", implementation: "VoicePipe SampleConversion.int16(_:into:)", data: captureLong,
+            bytes: captureSamples * 4, samples: captureSamples, rate: 16_000, operations: 1, reference: "kernel/memcpy/float-16k-long") { n in
+            for _ in 0..<n { SampleConversion.int16(UnsafeBufferPointer(floatCapture), into: int16Capture) }
+            BlackHole.consume(Int(int16Capture[1]))
+        }
+        let peakChunk = "16 kHz mono, one 20 ms frame (320 Float32 + 320 Int16), cache-hot"
+        let peakLong = "16 kHz mono, \(Format.seconds(signalSeconds)) of Float32 + Int16 (\(Format.bytes(captureSamples * 6)) in)"
+        add("kernel/peak/peaklevel-chunk", kernel: "peak meter", implementation: "VoicePipe PeakLevel(float:int16:)", data: peakChunk,
+            bytes: frameSamples * 6, samples: frameSamples, rate: 16_000, operations: framesPerPass, reference: "kernel/memcpy/float-16k-chunk") { n in
+            let ints = UnsafeBufferPointer(int16Frame)
+            for _ in 0..<n { BlackHole.consume(PeakLevel(float: floatFrame, int16: ints).peak) }
+        }
+        add("kernel/peak/peaklevel-long", kernel: "peak meter", implementation: "VoicePipe PeakLevel(float:int16:)", data: peakLong,
+            bytes: captureSamples * 6, samples: captureSamples, rate: 16_000, operations: 1, reference: "kernel/memcpy/float-16k-long") { n in
+            for _ in 0..<n { BlackHole.consume(PeakLevel(float: UnsafeBufferPointer(floatCapture), int16: UnsafeBufferPointer(int16Capture)).peak) }
+        }
+
+        // Base64: VoicePipe (buffer API and String/array API) against Foundation.
+        var generator = LinearCongruential(seed: 64)
+        for (label, size) in [("640B", 640), ("1MiB", 1 << 20)] {
+            let bytes = (0..<size).map { _ in UInt8(truncatingIfNeeded: generator.next() >> 33) }
+            let data = Data(bytes)
+            let text = data.base64EncodedString()
+            let textBytes = Array(text.utf8)
+            let encoded = buffer(UInt8.self, Base64.encodedCount(forByteCount: size))
+            let decoded = buffer(UInt8.self, size)
+            let operations = max(1, (1 << 20) / size)
+            let what = size == 640 ? "640 B (20 ms of 16 kHz Int16)" : "1 MiB"
+            let input = buffer(UInt8.self, size)
+            _ = input.initialize(from: bytes)
+            let textInput = buffer(UInt8.self, textBytes.count)
+            _ = textInput.initialize(from: textBytes)
+            add("kernel/base64-encode/foundation-\(label)", kernel: "base64 encode", implementation: "Foundation Data.base64EncodedString()", data: what,
+                bytes: size, operations: operations) { n in
+                for _ in 0..<n { BlackHole.consume(data.base64EncodedString().utf8.count) }
+            }
+            add("kernel/base64-encode/voicepipe-buffer-\(label)", kernel: "base64 encode", implementation: "VoicePipe Base64.encode(_:into:)", data: what,
+                bytes: size, operations: operations, reference: "kernel/base64-encode/foundation-\(label)") { n in
+                let source = UnsafeRawBufferPointer(input), target = UnsafeMutableRawBufferPointer(encoded)
+                for _ in 0..<n { BlackHole.consume(Base64.encode(source, into: target)) }
+            }
+            add("kernel/base64-encode/voicepipe-string-\(label)", kernel: "base64 encode", implementation: "VoicePipe Base64.encode(_:) → String", data: what,
+                bytes: size, operations: operations, reference: "kernel/base64-encode/foundation-\(label)") { n in
+                for _ in 0..<n { BlackHole.consume(Base64.encode(bytes).utf8.count) }
+            }
+            add("kernel/base64-decode/foundation-\(label)", kernel: "base64 decode", implementation: "Foundation Data(base64Encoded:)", data: what,
+                bytes: size, operations: operations) { n in
+                for _ in 0..<n { BlackHole.consume(Data(base64Encoded: text)!.count) }
+            }
+            add("kernel/base64-decode/voicepipe-buffer-\(label)", kernel: "base64 decode", implementation: "VoicePipe Base64.decode(_:into:)", data: what,
+                bytes: size, operations: operations, reference: "kernel/base64-decode/foundation-\(label)") { n in
+                let source = UnsafeRawBufferPointer(textInput), target = UnsafeMutableRawBufferPointer(decoded)
+                for _ in 0..<n { BlackHole.consume(try! Base64.decode(source, into: target)) }
+            }
+            add("kernel/base64-decode/voicepipe-array-\(label)", kernel: "base64 decode", implementation: "VoicePipe Base64.decode(_:) String → [UInt8]", data: what,
+                bytes: size, operations: operations, reference: "kernel/base64-decode/foundation-\(label)") { n in
+                for _ in 0..<n { BlackHole.consume(try! Base64.decode(text).count) }
+            }
+        }
+
+        // audio.chunk JSON: encode 20 ms of 16 kHz capture, decode 20 ms of 24 kHz reply audio.
+        let captureFrame = UnsafeBufferPointer(int16Frame)
+        let messageCount = AudioChunkJSON.encodedCount(sampleCount: frameSamples, sampleRate: 16_000)
+        let message = buffer(UInt8.self, messageCount)
+        let encodeOps = max(1, (1 << 20) / messageCount)
+        let encodeWhat = "20 ms of 16 kHz Int16 → \(messageCount) B of JSON"
+        let frameData = Data(UnsafeRawBufferPointer(captureFrame))
+        add("kernel/audio.chunk-encode/foundation-jsonserialization", kernel: "audio.chunk JSON encode", implementation: "Foundation base64EncodedString + JSONSerialization", data: encodeWhat,
+            bytes: messageCount, samples: frameSamples, rate: 16_000, operations: encodeOps) { n in
+            for _ in 0..<n {
+                let object: [String: Any] = ["type": "audio.chunk", "data": frameData.base64EncodedString(), "sampleRate": 16_000]
+                BlackHole.consume(try! JSONSerialization.data(withJSONObject: object).count)
+            }
+        }
+        add("kernel/audio.chunk-encode/voicepipe-buffer", kernel: "audio.chunk JSON encode", implementation: "VoicePipe AudioChunkJSON.encode(_:sampleRate:into:)", data: encodeWhat,
+            bytes: messageCount, samples: frameSamples, rate: 16_000, operations: encodeOps, reference: "kernel/audio.chunk-encode/foundation-jsonserialization") { n in
+            let target = UnsafeMutableRawBufferPointer(message)
+            for _ in 0..<n { BlackHole.consume(AudioChunkJSON.encode(captureFrame, sampleRate: 16_000, into: target)) }
+        }
+        add("kernel/audio.chunk-encode/voicepipe-string", kernel: "audio.chunk JSON encode", implementation: "VoicePipe AudioChunkJSON.encode(_:sampleRate:) → String", data: encodeWhat,
+            bytes: messageCount, samples: frameSamples, rate: 16_000, operations: encodeOps, reference: "kernel/audio.chunk-encode/foundation-jsonserialization") { n in
+            for _ in 0..<n { BlackHole.consume(AudioChunkJSON.encode(captureFrame, sampleRate: 16_000).utf8.count) }
+        }
+        let reply = UnsafeBufferPointer(rebasing: int16Long[0..<chunkSamples])
+        let replyText = AudioChunkJSON.encode(reply, sampleRate: 24_000)
+        let replyBytes = buffer(UInt8.self, replyText.utf8.count)
+        _ = replyBytes.initialize(from: replyText.utf8)
+        let replyData = Data(replyText.utf8)
+        let replySamples = buffer(Int16.self, chunkSamples)
+        let decodeOps = max(1, (1 << 20) / replyBytes.count)
+        let decodeWhat = "\(replyBytes.count) B of JSON → 20 ms of 24 kHz Int16"
+        add("kernel/audio.chunk-decode/foundation-jsonserialization", kernel: "audio.chunk JSON decode", implementation: "Foundation JSONSerialization + Data(base64Encoded:)", data: decodeWhat,
+            bytes: replyBytes.count, samples: chunkSamples, rate: 24_000, operations: decodeOps) { n in
+            for _ in 0..<n {
+                let object = try! JSONSerialization.jsonObject(with: replyData) as! [String: Any]
+                BlackHole.consume(Data(base64Encoded: object["data"] as! String)!.count + (object["sampleRate"] as! Int))
+            }
+        }
+        add("kernel/audio.chunk-decode/voicepipe-buffer", kernel: "audio.chunk JSON decode", implementation: "VoicePipe AudioChunkJSON.parse + decodeSamples(of:in:into:)", data: decodeWhat,
+            bytes: replyBytes.count, samples: chunkSamples, rate: 24_000, operations: decodeOps, reference: "kernel/audio.chunk-decode/foundation-jsonserialization") { n in
+            let source = UnsafeRawBufferPointer(replyBytes)
+            for _ in 0..<n {
+                guard case .chunk(let header) = AudioChunkJSON.parse(source) else { fatalError("not an audio.chunk") }
+                BlackHole.consume(try! AudioChunkJSON.decodeSamples(of: header, in: source, into: replySamples))
+            }
+        }
+        add("kernel/audio.chunk-decode/voicepipe-string", kernel: "audio.chunk JSON decode", implementation: "VoicePipe AudioChunkJSON.decode(_:) String → AudioChunk", data: decodeWhat,
+            bytes: replyBytes.count, samples: chunkSamples, rate: 24_000, operations: decodeOps, reference: "kernel/audio.chunk-decode/foundation-jsonserialization") { n in
+            for _ in 0..<n {
+                guard case .chunk(let chunk) = AudioChunkJSON.decode(replyText) else { fatalError("not an audio.chunk") }
+                BlackHole.consume(chunk.samples.count)
+            }
+        }
+    }
+
+    func run(_ schedule: RoundRobin, progress: Progress) {
+        schedule.run(timed, label: "kernels", progress: progress)
+    }
+
+    func rows() -> [KernelRow] {
+        var rows: [KernelRow] = zip(cases, timed).map { kase, cell in
+            let cpu = cell.cpuPerPass
+            let bytes = Double(kase.bytesPerOperation * kase.operationsPerPass)
+            let samples = kase.samplesPerOperation.map { Double($0 * kase.operationsPerPass) / cpu.median }
+            // Allocations per operation, counted over a batch after the timed repetitions.
+            let batch = min(kase.operationsPerPass, 1_000)
+            vp_allocations_begin()
+            kase.run(batch)
+            let allocations = vp_allocations_end()
+            return KernelRow(
+                name: kase.name, kernel: kase.kernel, implementation: kase.implementation, data: kase.data,
+                bytesPerOperation: kase.bytesPerOperation, operationsPerPass: kase.operationsPerPass,
+                passesPerRepetition: cell.passes, repetitions: cell.cpuTimes.count,
+                gigabytesPerSecond: cpu.rate(work: bytes / 1e9),
+                megaSamplesPerSecond: samples.map { $0 / 1e6 },
+                xRealTime: samples.flatMap { perSecond in kase.sampleRate.map { perSecond / Double($0) } },
+                reference: kase.reference, ratioToReference: nil,
+                allocationsPerOperation: Double(allocations) / Double(batch), wallOverCPU: cell.wallOverCPU)
+        }
+        for i in rows.indices {
+            if let reference = rows[i].reference, let other = rows.first(where: { $0.name == reference }) {
+                rows[i].ratioToReference = rows[i].gigabytesPerSecond.median / other.gigabytesPerSecond.median
+            }
+        }
+        return rows
+    }
+}
