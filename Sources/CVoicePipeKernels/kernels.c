@@ -53,16 +53,15 @@ void vp_interpolate_fma_reference(const float *x, const float *evenTaps, const f
     }
 }
 
-/// Four lanes: lane k = fma(x[j], c[j], lane k) for j = k, k+4, …; result (l0 + l2) + (l1 + l3).
+/// Eight lanes: lane k = fma(x[j], c[j], lane k) for j = k, k+8, … (count is a multiple of 8);
+/// then m_k = l_k + l_(k+4) and the result (m0 + m2) + (m1 + m3).
 static inline float dot_one(const float *x, const float *c, intptr_t count) {
-    float l0 = 0, l1 = 0, l2 = 0, l3 = 0;
-    for (intptr_t j = 0; j < count; j += 4) {
-        l0 = fmaf(x[j], c[j], l0);
-        l1 = fmaf(x[j + 1], c[j + 1], l1);
-        l2 = fmaf(x[j + 2], c[j + 2], l2);
-        l3 = fmaf(x[j + 3], c[j + 3], l3);
+    float l[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (intptr_t j = 0; j < count; j += 8) {
+        for (int k = 0; k < 8; k++) l[k] = fmaf(x[j + k], c[j + k], l[k]);
     }
-    return (l0 + l2) + (l1 + l3);
+    const float m0 = l[0] + l[4], m1 = l[1] + l[5], m2 = l[2] + l[6], m3 = l[3] + l[7];
+    return (m0 + m2) + (m1 + m3);
 }
 
 static inline void advance(intptr_t *base, intptr_t *phase, const intptr_t *walk) {
@@ -84,6 +83,15 @@ intptr_t vp_polyphase_fma_reference(const float *origin, const float *table, int
     state[0] = base;
     state[1] = phase;
     return produced;
+}
+
+/// The Int16 rule, one sample: NaN -> 0, x32768, round to nearest-even, saturate.
+static inline int16_t to_int16(float x) {
+    if (x != x) return 0;
+    float scaled = x * 32768.0f;
+    if (scaled >= 32767.0f) return 32767;
+    if (scaled <= -32768.0f) return -32768;
+    return (int16_t)lrintf(scaled);  // the default rounding mode is nearest-even
 }
 
 // ---- AVX2 + FMA -----------------------------------------------------------------------------
@@ -185,39 +193,48 @@ VP_AVX2 void vp_interpolate_avx2(const float *x, const float *evenTaps, const fl
     }
 }
 
+/// Eight lanes of partial sums folded to four: m_k = l_k + l_(k+4).
 VP_AVX2 static inline __m128 dot_lanes(const float *x, const float *c, intptr_t count) {
-    __m128 sum = _mm_setzero_ps();
-    for (intptr_t j = 0; j < count; j += 4) {
-        sum = _mm_fmadd_ps(_mm_loadu_ps(x + j), _mm_loadu_ps(c + j), sum);
+    __m256 sum = _mm256_setzero_ps();
+    for (intptr_t j = 0; j < count; j += 8) {
+        sum = _mm256_fmadd_ps(_mm256_loadu_ps(x + j), _mm256_loadu_ps(c + j), sum);
     }
-    return sum;
+    return _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
 }
+
+/// The four-output loop for one row length; a constant length lets the dot products unroll.
+#define VP_POLYPHASE_LOOP(length)                                                                   \
+    for (;;) {                                                                                      \
+        intptr_t b1 = base, p1 = phase;                                                             \
+        advance(&b1, &p1, walk);                                                                    \
+        intptr_t b2 = b1, p2 = p1;                                                                  \
+        advance(&b2, &p2, walk);                                                                    \
+        intptr_t b3 = b2, p3 = p2;                                                                  \
+        advance(&b3, &p3, walk);                                                                    \
+        if (b3 >= last) break;                                                                      \
+        const __m128 a = dot_lanes(origin + base, table + phase * (length), (length));              \
+        const __m128 b = dot_lanes(origin + b1, table + p1 * (length), (length));                   \
+        const __m128 c = dot_lanes(origin + b2, table + p2 * (length), (length));                   \
+        const __m128 d = dot_lanes(origin + b3, table + p3 * (length), (length));                   \
+        const __m128 ab = _mm_add_ps(_mm_unpacklo_ps(a, b), _mm_unpackhi_ps(a, b));                 \
+        const __m128 cd = _mm_add_ps(_mm_unpacklo_ps(c, d), _mm_unpackhi_ps(c, d));                 \
+        _mm_storeu_ps(output + produced, _mm_add_ps(_mm_movelh_ps(ab, cd), _mm_movehl_ps(cd, ab))); \
+        produced += 4;                                                                              \
+        advance(&b3, &p3, walk);                                                                    \
+        base = b3;                                                                                  \
+        phase = p3;                                                                                 \
+    }
 
 VP_AVX2 intptr_t vp_polyphase_avx2(const float *origin, const float *table, intptr_t rowLength,
                                    const intptr_t *walk, intptr_t *state, float *output) {
     intptr_t base = state[0], phase = state[1], produced = 0;
     const intptr_t last = walk[3];
-    for (;;) {
-        intptr_t b1 = base, p1 = phase;
-        advance(&b1, &p1, walk);
-        intptr_t b2 = b1, p2 = p1;
-        advance(&b2, &p2, walk);
-        intptr_t b3 = b2, p3 = p2;
-        advance(&b3, &p3, walk);
-        if (b3 >= last) break;
-        __m128 a = dot_lanes(origin + base, table + phase * rowLength, rowLength);
-        __m128 b = dot_lanes(origin + b1, table + p1 * rowLength, rowLength);
-        __m128 c = dot_lanes(origin + b2, table + p2 * rowLength, rowLength);
-        __m128 d = dot_lanes(origin + b3, table + p3 * rowLength, rowLength);
-        // Lane k of the result: (l0 + l2) + (l1 + l3) of sum k.
-        const __m128 ab = _mm_add_ps(_mm_unpacklo_ps(a, b), _mm_unpackhi_ps(a, b));  // a0+a2 b0+b2 a1+a3 b1+b3
-        const __m128 cd = _mm_add_ps(_mm_unpacklo_ps(c, d), _mm_unpackhi_ps(c, d));
-        const __m128 sums = _mm_add_ps(_mm_movelh_ps(ab, cd), _mm_movehl_ps(cd, ab));
-        _mm_storeu_ps(output + produced, sums);
-        produced += 4;
-        advance(&b3, &p3, walk);
-        base = b3;
-        phase = p3;
+    // Four outputs at a time; lane k of each stored vector is (m0 + m2) + (m1 + m3) of sum k.
+    switch (rowLength) {
+    case 16: VP_POLYPHASE_LOOP(16) break;
+    case 24: VP_POLYPHASE_LOOP(24) break;
+    case 32: VP_POLYPHASE_LOOP(32) break;
+    default: VP_POLYPHASE_LOOP(rowLength) break;
     }
     while (base < last) {
         output[produced++] = dot_one(origin + base, table + phase * rowLength, rowLength);
@@ -226,6 +243,46 @@ VP_AVX2 intptr_t vp_polyphase_avx2(const float *origin, const float *table, intp
     state[0] = base;
     state[1] = phase;
     return produced;
+}
+
+/// Eight samples per step: NaN lanes masked to 0, clamped to [-32768, 32767] before rounding (so
+/// vcvtps2dq, which rounds to nearest-even, never overflows), packed with saturation.
+VP_AVX2 void vp_convert_int16_avx2(const float *input, int16_t *output, intptr_t count, float *peaks) {
+    const __m256 scale = _mm256_set1_ps(32768.0f);
+    const __m256 low = _mm256_set1_ps(-32768.0f), high = _mm256_set1_ps(32767.0f);
+    const __m256 signMask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    __m256 floatPeak = _mm256_setzero_ps();
+    __m256i intPeak = _mm256_setzero_si256();
+    intptr_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+        __m256 x = _mm256_loadu_ps(input + i);
+        x = _mm256_and_ps(x, _mm256_cmp_ps(x, x, _CMP_ORD_Q));
+        floatPeak = _mm256_max_ps(floatPeak, _mm256_and_ps(x, signMask));
+        const __m256 clamped = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(x, scale), low), high);
+        const __m256i integers = _mm256_cvtps_epi32(clamped);
+        intPeak = _mm256_max_epi32(intPeak, _mm256_abs_epi32(integers));
+        const __m128i packed = _mm_packs_epi32(_mm256_castsi256_si128(integers), _mm256_extracti128_si256(integers, 1));
+        _mm_storeu_si128((__m128i *)(output + i), packed);
+    }
+    float lanes[8];
+    int32_t ints[8];
+    _mm256_storeu_ps(lanes, floatPeak);
+    _mm256_storeu_si256((__m256i *)ints, intPeak);
+    float maxFloat = 0, maxInt = 0;
+    for (int k = 0; k < 8; k++) {
+        if (lanes[k] > maxFloat) maxFloat = lanes[k];
+        if ((float)ints[k] > maxInt) maxInt = (float)ints[k];
+    }
+    for (; i < count; i++) {
+        const int16_t value = to_int16(input[i]);
+        output[i] = value;
+        const float magnitude = fabsf(input[i]);
+        if (magnitude > maxFloat) maxFloat = magnitude;
+        const float integer = value < 0 ? -(float)value : (float)value;
+        if (integer > maxInt) maxInt = integer;
+    }
+    peaks[0] = maxFloat;
+    peaks[1] = maxInt;
 }
 
 #else
@@ -247,6 +304,19 @@ void vp_interpolate_avx2(const float *x, const float *evenTaps, const float *odd
 intptr_t vp_polyphase_avx2(const float *origin, const float *table, intptr_t rowLength,
                            const intptr_t *walk, intptr_t *state, float *output) {
     return vp_polyphase_fma_reference(origin, table, rowLength, walk, state, output);
+}
+
+void vp_convert_int16_avx2(const float *input, int16_t *output, intptr_t count, float *peaks) {
+    float maxFloat = 0, maxInt = 0;
+    for (intptr_t i = 0; i < count; i++) {
+        const int16_t value = to_int16(input[i]);
+        output[i] = value;
+        if (fabsf(input[i]) > maxFloat) maxFloat = fabsf(input[i]);
+        const float integer = value < 0 ? -(float)value : (float)value;
+        if (integer > maxInt) maxInt = integer;
+    }
+    peaks[0] = maxFloat;
+    peaks[1] = maxInt;
 }
 
 #endif

@@ -10,25 +10,26 @@ import VoicePipeCore
 /// ``install()`` once, early, or passes ``avx2`` to a `BuiltInResampler` explicitly.
 public enum Acceleration {
     /// The AVX2 + FMA kernels, when this CPU runs them; `nil` otherwise.
-    public static let avx2: ResamplerKernels? = vp_cpu_has_avx2_fma() != 0
-        ? ResamplerKernels(name: "AVX2 + FMA (C, chosen at run time)", decimate: vp_decimate_avx2, interpolate: vp_interpolate_avx2, polyphase: vp_polyphase_avx2)
+    public static let avx2: DSPKernels? = vp_cpu_has_avx2_fma() != 0
+        ? DSPKernels(name: "AVX2 + FMA (C, chosen at run time)", decimate: vp_decimate_avx2, interpolate: vp_interpolate_avx2, polyphase: vp_polyphase_avx2, convertToInt16: vp_convert_int16_avx2, polyphaseRowMultiple: 8)
         : nil
 
     /// The plain C references of the AVX2 kernels: the same operations in the same order, one
     /// sample at a time. They run on any CPU and are for tests (bit-for-bit agreement).
-    public static let fmaReference = ResamplerKernels(
+    public static let fmaReference = DSPKernels(
         name: "scalar C reference of the AVX2 + FMA kernels",
-        decimate: vp_decimate_fma_reference, interpolate: vp_interpolate_fma_reference, polyphase: vp_polyphase_fma_reference)
+        decimate: vp_decimate_fma_reference, interpolate: vp_interpolate_fma_reference, polyphase: vp_polyphase_fma_reference,
+        convertToInt16: DSPKernels.portable.convertToInt16, polyphaseRowMultiple: 8)
 
     /// The fastest kernels this CPU runs.
-    public static var best: ResamplerKernels { avx2 ?? .portable }
+    public static var best: DSPKernels { avx2 ?? .portable }
 
     /// Makes ``best`` the preferred kernels for resamplers built from now on.
     /// - Returns: the kernels installed.
     @discardableResult
-    public static func install() -> ResamplerKernels {
+    public static func install() -> DSPKernels {
         let kernels = best
-        ResamplerKernels.preferred = kernels
+        DSPKernels.preferred = kernels
         return kernels
     }
 }

@@ -32,7 +32,7 @@ enum VoicePipeTool {
             return .success
         case "--version":
             print("voicepipe \(version) (\(LibraryVersions.sndfile); \(LibraryVersions.samplerate); alsa-lib \(LibraryVersions.alsa))")
-            print("resampler kernels: \(ResamplerKernels.preferred.name)")
+            print("resampler kernels: \(DSPKernels.preferred.name)")
             return .success
         default:
             break

@@ -49,3 +49,30 @@ struct AccelerationTests {
         #expect(Measurement.dB(Measurement.rms(difference) / Measurement.rms(portable)) < -120)
     }
 }
+
+/// The conversion kernels round, saturate and measure exactly as the scalar rule does.
+struct ConversionKernelTests {
+    @Test func everyKernelSetConvertsToInt16ExactlyAndMeasuresThePeaks() {
+        var generator = SplitMix64(seed: 21)
+        var input: [Float] = (0..<10_003).map { _ in Float(generator.nextUnit() * 2.2 - 1.1) }
+        // Every edge: NaN, infinities, exact ties, full scale both ways, values past it.
+        input += [.nan, .infinity, -.infinity, 0.5 / 32768, 1.5 / 32768, 2.5 / 32768, -1.5 / 32768, 1, -1, 32767.5 / 32768, -32768.5 / 32768, 3e9, -3e9, -.nan, 0, -0.0]
+        for (index, value) in Array(input.enumerated()).shuffled(using: &generator) where index < 40 { input.insert(value, at: Int(generator.next() % UInt64(input.count))) }
+        let expected = input.map(SampleConversion.int16)
+        let floatPeak = input.filter { !$0.isNaN }.map(\.magnitude).max() ?? 0
+        let intPeak = expected.map { Int($0.magnitude) }.max() ?? 0
+        for kernels in [DSPKernels.portable, Acceleration.best] {
+            for count in [0, 1, 7, 8, 9, 100, input.count] {
+                var output = [Int16](repeating: 99, count: count)
+                var peaks: [Float] = [-1, -1]
+                input.withUnsafeBufferPointer { i in output.withUnsafeMutableBufferPointer { o in peaks.withUnsafeMutableBufferPointer { p in
+                    kernels.convertToInt16(i.baseAddress!, o.baseAddress!, count, p.baseAddress!)
+                } } }
+                #expect(output == Array(expected.prefix(count)), "\(kernels.name), \(count) samples")
+                if count == input.count {
+                    #expect(peaks == [floatPeak, Float(intPeak)], "\(kernels.name)")
+                }
+            }
+        }
+    }
+}

@@ -2,6 +2,7 @@ import CBenchSampleRate
 import CSoxr
 import CSpeexDSP
 import VoicePipeCore
+import VoicePipeIO
 
 /// Keeps a contender's output for the quality analysis; timed runs have none and send the output
 /// to the black hole instead.
@@ -42,11 +43,18 @@ struct ContenderSpec {
 
     /// Every contender in table order: VoicePipe, libsamplerate, soxr, speexdsp, the memcpy ceiling.
     static let all: [ContenderSpec] = {
-        var specs: [ContenderSpec] = [
-            ContenderSpec(name: "VoicePipe built-in", family: .voicepipe, signalFraction: 1) { workload, ms, _, tap in
-                workload.isPlayback ? VoicePipePlayback(workload: workload) as StreamContender : VoicePipeCapture(workload: workload, frameMilliseconds: ms, tap: tap)
-            },
-        ]
+        // VoicePipe twice: with the kernels Acceleration picks for this CPU (AVX2 + FMA here), and
+        // with the portable Swift kernels every x86-64 build has.
+        var kernelSets: [(String, DSPKernels)] = []
+        if let avx2 = Acceleration.avx2 { kernelSets.append(("VoicePipe AVX2", avx2)) }
+        kernelSets.append(("VoicePipe portable", .portable))
+        var specs: [ContenderSpec] = kernelSets.map { name, kernels in
+            ContenderSpec(name: name, family: .voicepipe, signalFraction: 1) { workload, ms, _, tap in
+                workload.isPlayback
+                    ? VoicePipePlayback(workload: workload, kernels: kernels) as StreamContender
+                    : VoicePipeCapture(workload: workload, frameMilliseconds: ms, tap: tap, kernels: kernels)
+            }
+        }
         let lsr: [(String, Int32, Double)] = [
             ("SINC_BEST_QUALITY", Int32(SRC_SINC_BEST_QUALITY), 10.0 / 60),
             ("SINC_MEDIUM_QUALITY", Int32(SRC_SINC_MEDIUM_QUALITY), 30.0 / 60),
@@ -93,13 +101,14 @@ final class VoicePipeCapture: StreamContender {
 
     var produced: Int { converter.outputSamples }
 
-    init(workload: Workload, frameMilliseconds: Int, tap wantsTap: Bool) {
+    init(workload: Workload, frameMilliseconds: Int, tap wantsTap: Bool, kernels: DSPKernels) {
         let format = AudioFormat(sampleRate: Double(workload.inputRate), channelCount: workload.channels, sampleType: workload.format == .float32 ? .float32 : .int16)
         let validated = try! FormatGuard.validate(format)
-        // With a tap, the converter gets the very resampler it would build itself, wrapped so its
-        // Float32 output is also recorded; everything else is the default pipeline.
-        tap = wantsTap ? TapResampler(try! BuiltInResampler(inputRate: format.sampleRate, outputRate: 16_000)) : nil
-        converter = try! CaptureConverter(input: validated, options: CaptureOptions(frameMilliseconds: frameMilliseconds), resampler: tap)
+        // With a tap, the converter gets the same resampler wrapped so its Float32 output is also
+        // recorded; everything else is the default pipeline.
+        let resampler = try! BuiltInResampler(inputRate: format.sampleRate, outputRate: 16_000, kernels: kernels)
+        tap = wantsTap ? TapResampler(resampler) : nil
+        converter = try! CaptureConverter(input: validated, options: CaptureOptions(frameMilliseconds: frameMilliseconds), resampler: tap ?? resampler)
     }
 
     func process(_ chunk: UnsafeRawBufferPointer) {
@@ -146,8 +155,8 @@ final class VoicePipePlayback: StreamContender {
     var recorder: OutputRecorder?
     private(set) var produced = 0
 
-    init(workload: Workload) {
-        converter = try! PlaybackConverter(sourceRate: Double(workload.inputRate), outputRate: Double(workload.outputRate))
+    init(workload: Workload, kernels: DSPKernels) {
+        converter = try! PlaybackConverter(sourceRate: Double(workload.inputRate), outputRate: Double(workload.outputRate), kernels: kernels)
     }
 
     func process(_ chunk: UnsafeRawBufferPointer) {

@@ -1,6 +1,7 @@
 import CBenchSampleRate
 import CSoxr
 import Foundation
+import VoicePipeCore
 import VoicePipeIO
 
 /// What the run ran on, and how busy the machine was.
@@ -15,6 +16,8 @@ struct MachineInfo: Codable {
     var kernel: String
     var swiftVersion: String
     var buildConfiguration: String
+    /// VoicePipe's resampler kernels chosen at run time for this CPU.
+    var voicepipeKernels: String = DSPKernels.preferred.name
     var libraries: [String: String]
     var loadAverageStart: String
     var loadAverageEnd: String = ""

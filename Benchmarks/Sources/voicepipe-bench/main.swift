@@ -1,4 +1,6 @@
 import Foundation
+import VoicePipeCore
+import VoicePipeIO
 
 // voicepipe-bench: see Options.usage and BENCHMARKS.md at the repository root.
 
@@ -17,6 +19,10 @@ case .run(let parsed):
 #if DEBUG
 fputs("voicepipe-bench: this is a debug build; its figures mean nothing. Use: swift run -c release voicepipe-bench\n", stderr)
 #endif
+
+// As the CLI does: the fastest resampler kernels this CPU runs become the default (the end-to-end
+// run uses them); the throughput tables show both kernel sets side by side.
+Acceleration.install()
 
 let progress = Progress()
 var machine = Machine.describe()

@@ -1,6 +1,6 @@
 // Resampler inner loops for CPUs with AVX2 and FMA, and plain C references for them.
 //
-// The signatures match ResamplerKernels in VoicePipeCore (see that type for what each computes);
+// The signatures match DSPKernels in VoicePipeCore (see that type for what each computes);
 // VoicePipeIO's Acceleration installs the AVX2 set after vp_cpu_has_avx2_fma() says the CPU and
 // the operating system support it. Every vector lane performs exactly the operations of its
 // reference, in the same order (fused multiply-adds included), so the two agree bit for bit.
@@ -20,6 +20,10 @@ void vp_interpolate_avx2(const float *x, const float *evenTaps, const float *odd
                          const void *evenSplats, const void *oddSplats, float centre, float *output, intptr_t count);
 intptr_t vp_polyphase_avx2(const float *origin, const float *table, intptr_t rowLength,
                            const intptr_t *walk, intptr_t *state, float *output);
+
+/// Float -> Int16 (x32768, nearest-even, saturate, NaN -> 0); peaks[0] = largest |x| (NaN never
+/// counts), peaks[1] = largest |result|. Exact: the same result as the scalar rule in any case.
+void vp_convert_int16_avx2(const float *input, int16_t *output, intptr_t count, float *peaks);
 
 /// The references: scalar code with fmaf, the same operations in the same order as the AVX2 lanes.
 void vp_decimate_fma_reference(const float *_Nonnull const *_Nonnull streams, const intptr_t *classes, intptr_t factor,

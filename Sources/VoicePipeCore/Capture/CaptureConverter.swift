@@ -104,7 +104,8 @@ public final class CaptureConverter {
         inputFormat = input
         self.options = options
         let frameLength = options.frameMilliseconds * Int(target) / 1000
-        assembler = FrameAssembler(frameLength: frameLength)
+        let kernels = (self.resampler as? BuiltInResampler)?.kernels ?? .preferred
+        assembler = FrameAssembler(frameLength: frameLength, kernels: kernels)
         mono = .allocate(capacity: Self.blockFrames)
         resampledCapacity = max(self.resampler.maxOutputFrames(forInputFrames: Self.blockFrames), self.resampler.maxFlushFrames)
         resampled = .allocate(capacity: resampledCapacity)
@@ -183,18 +184,24 @@ public final class CaptureConverter {
         let frameStride = interleaved ? channels : 1
         let channelStride = interleaved ? 1 : frames
         var done = 0
+        var producedTotal = 0
+        // The counters are updated once per call: class properties cost an exclusivity check per access.
+        defer {
+            inputFrames += done
+            outputSamples += producedTotal
+        }
+        let mode = options.downmix
         while done < frames {
             let count = min(Self.blockFrames, frames - done)
-            Downmix.mono(base + done * frameStride, frames: count, channels: channels, frameStride: frameStride, channelStride: channelStride, mode: options.downmix, into: mono)
+            Downmix.mono(base + done * frameStride, frames: count, channels: channels, frameStride: frameStride, channelStride: channelStride, mode: mode, into: mono)
             let produced: Int
             do {
                 produced = try resampler.process(UnsafeBufferPointer(start: mono, count: count), into: UnsafeMutableBufferPointer(start: resampled, count: resampledCapacity))
             } catch {
                 throw CaptureConverterError.resampler(error)
             }
-            inputFrames += count
-            outputSamples += produced
             done += count
+            producedTotal += produced
             try assembler.append(UnsafeBufferPointer(start: resampled, count: produced), deliver)
         }
     }

@@ -19,14 +19,22 @@ public struct CaptureFrame {
 public final class FrameAssembler {
     /// Samples per full frame.
     public let frameLength: Int
+    private let kernels: DSPKernels
+    private let peaks: UnsafeMutablePointer<Float>
     private let floatFrame: UnsafeMutablePointer<Float>
     private let intFrame: UnsafeMutablePointer<Int16>
     private var filled = 0
     private var nextIndex = 0
     private var nextStart = 0
 
-    public init(frameLength: Int) {
+    /// - Parameters:
+    ///   - frameLength: samples per full frame.
+    ///   - kernels: whose Int16 conversion to use (every set converts identically).
+    public init(frameLength: Int, kernels: DSPKernels = .preferred) {
         self.frameLength = max(frameLength, 1)
+        self.kernels = kernels
+        peaks = .allocate(capacity: 2)
+        peaks.initialize(repeating: 0, count: 2)
         floatFrame = .allocate(capacity: self.frameLength)
         floatFrame.initialize(repeating: 0, count: self.frameLength)
         intFrame = .allocate(capacity: self.frameLength)
@@ -34,6 +42,7 @@ public final class FrameAssembler {
     }
 
     deinit {
+        peaks.deallocate()
         floatFrame.deallocate()
         intFrame.deallocate()
     }
@@ -73,12 +82,10 @@ public final class FrameAssembler {
 
     private func emit(_ deliver: (CaptureFrame) throws -> Void) rethrows {
         let count = filled
-        let floats = UnsafeBufferPointer(start: floatFrame, count: count)
-        let ints = UnsafeMutableBufferPointer(start: intFrame, count: count)
-        let peaks = SampleConversion.int16Measuring(floats, into: ints)
+        kernels.convertToInt16(floatFrame, intFrame, count, peaks)
         let frame = CaptureFrame(
-            samples: UnsafeBufferPointer(ints),
-            level: PeakLevel(floatPeak: peaks.floatPeak, int16Peak: peaks.int16Peak),
+            samples: UnsafeBufferPointer(start: intFrame, count: count),
+            level: PeakLevel(floatPeak: peaks[0], int16Peak: Int(peaks[1])),
             index: nextIndex,
             startSample: nextStart)
         filled = 0

@@ -140,7 +140,7 @@ public enum SampleConversion {
     /// Integer to float without a conversion instruction (the generic SIMD conversion compiles to
     /// a scalar loop): 0x4B40_0000 + x is the bit pattern of 1.5·2²³ + x, exact for |x| < 2²²;
     /// subtracting 1.5·2²³ leaves x exactly, and the scale by 2⁻¹⁵ is exact too.
-    @inlinable
+    @inlinable @inline(__always)
     public static func float(_ x: SIMD8<Int16>) -> SIMD8<Float> {
         let biased = unsafeBitCast(SIMD8<Int32>(truncatingIfNeeded: x) &+ SIMD8<Int32>(repeating: 0x4B40_0000), to: SIMD8<Float>.self)
         return (biased - SIMD8<Float>(repeating: 12_582_912)) * SIMD8<Float>(repeating: 1 / 32768)

@@ -14,7 +14,7 @@
 /// stage bridges to the other rate with a wide transition band that keeps its aliases and images
 /// out of the band the sharp stage protects, 106 dB down. When the sharp stage alone reaches the
 /// other rate the polyphase stage is skipped; equal rates copy. The inner loops are
-/// ``ResamplerKernels``: portable Swift, or a CPU-specific set installed at run time.
+/// ``DSPKernels``: portable Swift, or a CPU-specific set installed at run time.
 ///
 /// Both stages are linear phase and centred, so output frame n is the signal at time n / outputRate
 /// exactly (no delay to compensate), and a stream of N input frames gives exactly
@@ -46,13 +46,13 @@ public final class BuiltInResampler: Resampler {
     private var producedFrames = 0
 
     /// The inner loops this resampler runs.
-    public let kernels: ResamplerKernels
+    public let kernels: DSPKernels
 
     /// Builds a resampler; all memory is allocated here.
     /// - Parameters:
-    ///   - kernels: the inner loops; ``ResamplerKernels/preferred`` by default.
+    ///   - kernels: the inner loops; ``DSPKernels/preferred`` by default.
     /// - Throws: ``ResamplerError/unsupportedRate(_:)`` for a rate outside 1 kHz … 768 kHz.
-    public init(inputRate: Double, outputRate: Double, kernels: ResamplerKernels = .preferred) throws(ResamplerError) {
+    public init(inputRate: Double, outputRate: Double, kernels: DSPKernels = .preferred) throws(ResamplerError) {
         self.kernels = kernels
         self.inputRate = inputRate
         self.outputRate = outputRate

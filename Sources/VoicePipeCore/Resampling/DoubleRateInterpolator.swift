@@ -9,7 +9,7 @@
 /// way out. Every output, vector lane or scalar tail, uses the same operations in the same order
 /// (``evenOutput(at:centreTap:taps:)``, ``oddOutput(at:taps:)``).
 final class DoubleRateInterpolator {
-    private let kernels: ResamplerKernels
+    private let kernels: DSPKernels
     private let centreTap: Float
     private let evenTaps: UnsafeMutablePointer<Float>
     private let oddTaps: UnsafeMutablePointer<Float>
@@ -23,7 +23,7 @@ final class DoubleRateInterpolator {
     /// Input samples the stage must see after an output's instant: its lookahead.
     static let lookahead = SharpFilter.halfLength / 2
 
-    init(maxInputBlock: Int, kernels: ResamplerKernels) throws(ResamplerError) {
+    init(maxInputBlock: Int, kernels: DSPKernels) throws(ResamplerError) {
         let polyphase = try SharpFilter.polyphase(gain: 2)
         self.kernels = kernels
         centreTap = polyphase.even[32]

@@ -12,7 +12,7 @@ final class PolyphaseStage {
     let ratio: RationalRatio
     /// Taps per output (even).
     let taps: Int
-    /// Taps per stored row: `taps` rounded up to whole vectors, the rest zero.
+    /// Taps per stored row: `taps` rounded up to whole vectors of the kernels, the rest zero.
     let paddedTaps: Int
     private let halfTaps: Int
     /// Phase rows: exact mode `up` rows, interpolated mode `tablePhases + 1` rows, `taps` each.
@@ -21,7 +21,7 @@ final class PolyphaseStage {
     private let slopes: UnsafeMutablePointer<Float>?
     private let tablePhases: Int
     private let history: SampleHistory
-    private let kernels: ResamplerKernels
+    private let kernels: DSPKernels
     /// [up, stepWhole, stepPhase, last] and [base, phase], handed to the kernel.
     private let walk: UnsafeMutablePointer<Int>
     private let state: UnsafeMutablePointer<Int>
@@ -43,13 +43,14 @@ final class PolyphaseStage {
     ///   - inputRate, outputRate: the stage's rates in hertz.
     ///   - lowerRate: the lower of the whole conversion's two rates; the band kept is half of it.
     ///   - maxInputBlock: the most input one ``process(_:into:)`` call receives.
-    init(inputRate: Double, outputRate: Double, lowerRate: Double, maxInputBlock: Int, kernels: ResamplerKernels) throws(ResamplerError) {
+    init(inputRate: Double, outputRate: Double, lowerRate: Double, maxInputBlock: Int, kernels: DSPKernels) throws(ResamplerError) {
         self.kernels = kernels
         ratio = try RationalRatio(inputRate: inputRate, outputRate: outputRate)
         let relativeWidth = lowerRate / inputRate
         let (prototype, tapCount) = KaiserLowpass.design(cutoff: relativeWidth, transitionWidth: relativeWidth, attenuation: Self.attenuation)
         taps = tapCount
-        paddedTaps = (tapCount + Self.lanes - 1) / Self.lanes * Self.lanes
+        let multiple = max(kernels.polyphaseRowMultiple, 4)
+        paddedTaps = (tapCount + multiple - 1) / multiple * multiple
         halfTaps = tapCount / 2
         stepWhole = ratio.down / ratio.up
         stepPhase = ratio.down % ratio.up
@@ -147,9 +148,6 @@ final class PolyphaseStage {
         history.discard(before: base - halfTaps + 1)
         return produced
     }
-
-    /// Lanes of the vector dot product (rows are padded with zero taps to a multiple).
-    static let lanes = 4
 
     /// Σ x[j]·(c[j] + f·d[j]): taps interpolated between two table rows, as ``dot(_:_:_:)`` sums.
     @inline(__always)

@@ -1,4 +1,4 @@
-/// The portable Swift kernels behind ``ResamplerKernels/portable``: SIMD code that compiles to
+/// The portable Swift kernels behind ``DSPKernels/portable``: SIMD code that compiles to
 /// SSE2 on the x86-64 baseline, each with the plain arithmetic every vector lane repeats.
 ///
 /// Implementation notes: only lane-wise operators appear in the loops (the generic SIMD
@@ -23,7 +23,7 @@ enum PortableKernels {
 
     // MARK: Sharp decimator
 
-    /// See ``ResamplerKernels/Decimate``: 16 outputs per vector step, then singly.
+    /// See ``DSPKernels/Decimate``: 16 outputs per vector step, then singly.
     static func decimate(
         _ streams: UnsafePointer<UnsafePointer<Float>>, _ classes: UnsafePointer<Int>, _ factor: Int,
         _ taps: UnsafePointer<Float>, _ splats: UnsafePointer<SIMD4<Float>>, _ centre: Float,
@@ -84,7 +84,7 @@ enum PortableKernels {
 
     // MARK: Interpolator
 
-    /// See ``ResamplerKernels/Interpolate``: the pairs of 8 inputs per vector step, then singly.
+    /// See ``DSPKernels/Interpolate``: the pairs of 8 inputs per vector step, then singly.
     static func interpolate(
         _ x: UnsafePointer<Float>, _ evenTaps: UnsafePointer<Float>, _ oddTaps: UnsafePointer<Float>,
         _ evenSplats: UnsafePointer<SIMD4<Float>>, _ oddSplats: UnsafePointer<SIMD4<Float>>, _ centre: Float,
@@ -151,7 +151,7 @@ enum PortableKernels {
 
     // MARK: Polyphase stage
 
-    /// See ``ResamplerKernels/Polyphase``. The common row lengths get a call of their own so the
+    /// See ``DSPKernels/Polyphase``. The common row lengths get a call of their own so the
     /// dot products fully unroll.
     static func polyphase(_ origin: UnsafePointer<Float>, _ table: UnsafePointer<Float>, _ rowLength: Int, _ walk: UnsafePointer<Int>, _ state: UnsafeMutablePointer<Int>, _ output: UnsafeMutablePointer<Float>) -> Int {
         let stepper = PolyphaseWalk(up: walk[0], stepWhole: walk[1], stepPhase: walk[2], last: walk[3])

@@ -73,6 +73,16 @@ final class SampleHistory {
                 UnsafeMutableRawPointer(target + i).storeBytes(of: pairs.evenHalf, as: SIMD8<Float>.self)
                 i += 8
             }
+        } else if stride == 3 {
+            // Every third sample, four at a time from three vectors; stops a vector early, as above.
+            while i + 5 <= n {
+                let p = UnsafeRawPointer(source + 3 * i)
+                let a = p.loadUnaligned(as: SIMD4<Float>.self)
+                let b = p.loadUnaligned(fromByteOffset: 16, as: SIMD4<Float>.self)
+                let c = p.loadUnaligned(fromByteOffset: 32, as: SIMD4<Float>.self)
+                UnsafeMutableRawPointer(target + i).storeBytes(of: SIMD4(a[0], a[3], b[2], c[1]), as: SIMD4<Float>.self)
+                i += 4
+            }
         }
         while i < n {
             target[i] = source[i * stride]

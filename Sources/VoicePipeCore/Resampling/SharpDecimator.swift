@@ -13,13 +13,13 @@
 ///
 /// and for the taps k = D·j + s of one residue class s both samples come from fixed streams at
 /// n + a_s + j and n + b_s − j. Consecutive outputs read consecutive stream samples, so a vector
-/// computes many outputs at once with plain loads (``ResamplerKernels/Decimate``).
+/// computes many outputs at once with plain loads (``DSPKernels/Decimate``).
 final class SharpDecimator {
     /// The decimation factor.
     let factor: Int
     /// Input samples the stage must see after an output's centre: its lookahead.
     let lookahead: Int
-    private let kernels: ResamplerKernels
+    private let kernels: DSPKernels
     private let centreTap: Float
     /// Per residue class: tap start, tap count, forward stream and offset, backward stream and offset.
     private let classes: UnsafeMutablePointer<Int>
@@ -40,7 +40,7 @@ final class SharpDecimator {
     ///   - factor: 2, 3, 4 or 6.
     ///   - maxInputBlock: the most input one ``process(_:into:)`` call receives.
     ///   - kernels: the inner loops to use.
-    init(factor: Int, maxInputBlock: Int, kernels: ResamplerKernels) throws(ResamplerError) {
+    init(factor: Int, maxInputBlock: Int, kernels: DSPKernels) throws(ResamplerError) {
         let taps: [Double]
         switch SharpFilter.taps(factor: factor) {
         case .success(let designed): taps = designed

@@ -1,6 +1,7 @@
 import Synchronization
 
-/// The inner loops of the built-in resampler, as C-callable function pointers.
+/// The inner loops of the built-in resampler and of the Float → Int16 conversion with peak
+/// metering, as C-callable function pointers.
 ///
 /// Core ships portable Swift kernels (``portable``: SIMD code for the x86-64 baseline, SSE2). A
 /// module that may use C — VoicePipeIO's `Acceleration` — can supply kernels built for wider
@@ -8,7 +9,8 @@ import Synchronization
 /// no package user ever needs compiler flags. Each set of kernels is deterministic on its own:
 /// output never depends on how the input was cut into buffers. Different sets round differently
 /// (a fused multiply-add rounds once), so a stream keeps the kernels its resampler was built with.
-public struct ResamplerKernels: Sendable {
+/// The Int16 conversion is exact in every set.
+public struct DSPKernels: Sendable {
     /// Computes `count` consecutive outputs of the sharp decimator by `factor`.
     ///
     /// - `streams`: `factor` pointers, stream r at the first output's index (S_r[m] = x[factor·m + r]);
@@ -36,28 +38,41 @@ public struct ResamplerKernels: Sendable {
 
     /// Runs the polyphase stage's exact-table output loop: while `state[0]` (the base) is below
     /// `walk[3]`, writes Σ_j x[base + j]·table[phase·rowLength + j] (x = `origin`, j < rowLength,
-    /// four lanes of partial sums reduced as (l0 + l2) + (l1 + l3)) and steps base and phase
-    /// (`state[1]`) by `walk` = [up, stepWhole, stepPhase, last]. Returns the outputs written.
+    /// a multiple of ``polyphaseRowMultiple``; the kernel's own lanes of partial sums and
+    /// reduction order) and steps base and phase (`state[1]`) by `walk` = [up, stepWhole,
+    /// stepPhase, last]. Returns the outputs written.
     public typealias Polyphase = @convention(c) (
         _ origin: UnsafePointer<Float>, _ table: UnsafePointer<Float>, _ rowLength: Int,
         _ walk: UnsafePointer<Int>, _ state: UnsafeMutablePointer<Int>, _ output: UnsafeMutablePointer<Float>
     ) -> Int
+
+    /// Converts `count` samples to Int16 exactly as ``SampleConversion/int16(_:)-(Float)`` does
+    /// (×32768, nearest-even, saturate, NaN → 0) and writes the largest |x| (NaN never counts)
+    /// to `peaks[0]` and the largest |result| (0 … 32768) to `peaks[1]`.
+    public typealias ConvertToInt16 = @convention(c) (
+        _ input: UnsafePointer<Float>, _ output: UnsafeMutablePointer<Int16>, _ count: Int, _ peaks: UnsafeMutablePointer<Float>
+    ) -> Void
 
     /// A name for reports ("portable Swift (SSE2)", "AVX2 + FMA").
     public let name: String
     public let decimate: Decimate
     public let interpolate: Interpolate
     public let polyphase: Polyphase
+    public let convertToInt16: ConvertToInt16
+    /// The polyphase kernel's vector width: table rows are padded with zero taps to a multiple.
+    public let polyphaseRowMultiple: Int
 
-    public init(name: String, decimate: Decimate, interpolate: Interpolate, polyphase: Polyphase) {
+    public init(name: String, decimate: Decimate, interpolate: Interpolate, polyphase: Polyphase, convertToInt16: ConvertToInt16, polyphaseRowMultiple: Int) {
         self.name = name
+        self.polyphaseRowMultiple = polyphaseRowMultiple
         self.decimate = decimate
         self.interpolate = interpolate
         self.polyphase = polyphase
+        self.convertToInt16 = convertToInt16
     }
 
     /// The portable Swift kernels: SIMD code for the x86-64 baseline.
-    public static let portable = ResamplerKernels(
+    public static let portable = DSPKernels(
         name: "portable Swift SIMD (SSE2 baseline)",
         decimate: { streams, classes, factor, taps, splats, centre, output, count in
             PortableKernels.decimate(streams, classes, factor, taps, splats.assumingMemoryBound(to: SIMD4<Float>.self), centre, output, count)
@@ -67,13 +82,19 @@ public struct ResamplerKernels: Sendable {
         },
         polyphase: { origin, table, rowLength, walk, state, output in
             PortableKernels.polyphase(origin, table, rowLength, walk, state, output)
-        })
+        },
+        convertToInt16: { input, output, count, peaks in
+            let measured = SampleConversion.convertToInt16(input, output, count: count, measuring: true)
+            peaks[0] = measured.floatPeak
+            peaks[1] = Float(measured.int16Peak)
+        },
+        polyphaseRowMultiple: 4)
 
-    private static let preferredKernels = Mutex(ResamplerKernels.portable)
+    private static let preferredKernels = Mutex(DSPKernels.portable)
 
     /// The kernels new resamplers use unless told otherwise; ``portable`` until a faster set is
     /// installed (VoicePipeIO's `Acceleration.install()` does that after checking the CPU).
-    public static var preferred: ResamplerKernels {
+    public static var preferred: DSPKernels {
         get { preferredKernels.withLock { $0 } }
         set { preferredKernels.withLock { $0 = newValue } }
     }
