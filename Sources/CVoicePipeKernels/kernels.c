@@ -101,6 +101,11 @@ static inline int16_t to_int16(float x) {
 
 #define VP_AVX2 __attribute__((target("avx2,fma")))
 
+/// A mask selecting the first `lanes` (0 … 8) of eight.
+VP_AVX2 static inline __m256i lane_mask(intptr_t lanes) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)lanes), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
 int vp_cpu_has_avx2_fma(void) {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -138,7 +143,9 @@ VP_AVX2 void vp_decimate_avx2(const float *_Nonnull const *_Nonnull streams, con
         _mm256_storeu_ps(output + n + 16, a2);
         _mm256_storeu_ps(output + n + 24, a3);
     }
-    for (; n + 8 <= count; n += 8) {
+    // Then eight at a time; the last vector may be partial: its extra lanes read within the
+    // stages' read slack and are not stored.
+    for (; n < count; n += 8) {
         __m256 a0 = _mm256_mul_ps(centreTap, _mm256_loadu_ps(streams[0] + n));
         for (intptr_t s = 0; s < factor; s++) {
             const intptr_t *c = classes + 6 * s;
@@ -149,10 +156,11 @@ VP_AVX2 void vp_decimate_avx2(const float *_Nonnull const *_Nonnull streams, con
                 a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(t + j), _mm256_add_ps(_mm256_loadu_ps(forward + j), _mm256_loadu_ps(backward - j)), a0);
             }
         }
-        _mm256_storeu_ps(output + n, a0);
-    }
-    for (; n < count; n++) {
-        output[n] = decimate_one(streams, classes, factor, taps, centre, n);
+        if (n + 8 <= count) {
+            _mm256_storeu_ps(output + n, a0);
+        } else {
+            _mm256_maskstore_ps(output + n, lane_mask(count - n), a0);
+        }
     }
 }
 
@@ -188,8 +196,29 @@ VP_AVX2 void vp_interpolate_avx2(const float *x, const float *evenTaps, const fl
         _mm256_storeu_ps(out + 16, _mm256_permute2f128_ps(low1, high1, 0x20));
         _mm256_storeu_ps(out + 24, _mm256_permute2f128_ps(low1, high1, 0x31));
     }
-    for (; i < count; i++) {
-        interpolate_one(x + i, evenTaps, oddTaps, centre, output + 2 * i);
+    // Then eight inputs at a time; the last vector may be partial: its extra lanes read within
+    // the stages' read slack and are not stored.
+    for (; i < count; i += 8) {
+        const float *p = x + i;
+        __m256 e0 = _mm256_mul_ps(centreTap, _mm256_loadu_ps(p));
+        __m256 o0 = _mm256_setzero_ps();
+        for (int t = 0; t < 32; t++) {
+            const __m256 late0 = _mm256_loadu_ps(p + 32 - t);
+            e0 = _mm256_fmadd_ps(_mm256_broadcast_ss(evenTaps + t), _mm256_add_ps(late0, _mm256_loadu_ps(p - 32 + t)), e0);
+            o0 = _mm256_fmadd_ps(_mm256_broadcast_ss(oddTaps + t), _mm256_add_ps(late0, _mm256_loadu_ps(p - 31 + t)), o0);
+        }
+        const __m256 low0 = _mm256_unpacklo_ps(e0, o0), high0 = _mm256_unpackhi_ps(e0, o0);
+        const __m256 first = _mm256_permute2f128_ps(low0, high0, 0x20);
+        const __m256 second = _mm256_permute2f128_ps(low0, high0, 0x31);
+        float *out = output + 2 * i;
+        const intptr_t outputs = 2 * (count - i < 8 ? count - i : 8);
+        if (outputs == 16) {
+            _mm256_storeu_ps(out, first);
+            _mm256_storeu_ps(out + 8, second);
+        } else {
+            _mm256_maskstore_ps(out, lane_mask(outputs), first);
+            _mm256_maskstore_ps(out + 8, lane_mask(outputs - 8), second);
+        }
     }
 }
 

@@ -167,7 +167,8 @@ struct CaptureConverterTests {
         }
         // The most negative Int16 counts as 32768, not wrapped.
         let extreme = try Self.run(CaptureConverter(input: .captureTarget), bytes: Self.bytes([Int16](repeating: -32768, count: 512)), cutFrames: [512])
-        #expect(extreme.levels == [PeakLevel(peak: 32768, dBFS: 0, isDigitalSilence: false)])
+        #expect(extreme.levels == [PeakLevel(peak: 32768, floatPeak: 1)])
+        #expect(extreme.levels[0].dBFS == 0 && !extreme.levels[0].isDigitalSilence)
     }
 
     @Test func nonFiniteAndOverRangeInputSaturatesWithoutTrapping() throws {

@@ -14,7 +14,7 @@ struct FilterDesignTests {
         return 20 * log10(abs(sum))
     }
 
-    @Test(arguments: [2, 3, 4, 6])
+    @Test(arguments: [2, 3])
     func sharpFilterIsEquirippleWithinSpecification(factor: Int) throws {
         let taps = try SharpFilter.taps(factor: factor).get()
         #expect(taps.count == SharpFilter.lengths[factor])
@@ -38,6 +38,24 @@ struct FilterDesignTests {
         #expect(stopMax <= -105.5, "stopband peak \(stopMax) dB")
         // Equiripple: the passband ripple is used, not wasted.
         #expect(passMax >= 0.06, "passband peak \(passMax) dB")
+    }
+
+    @Test(arguments: [(48_000.0, 16_000.0), (96_000, 16_000), (64_000, 16_000), (192_000, 16_000)])
+    func halfBandsAreHalfZeroAndKeepTheBandClean(rate: Double, output: Double) {
+        let band = output / 2
+        let taps = SharpFilter.halfBand(rate: rate, band: band)
+        let centre = (taps.count - 1) / 2
+        #expect(taps.count % 4 == 3)
+        for (k, tap) in taps.enumerated() where k != centre && (k - centre) % 2 == 0 { #expect(tap == 0) }
+        for k in 0..<centre { #expect(taps[k] == taps[taps.count - 1 - k]) }
+        var passWorst = 0.0, stopWorst = -Double.infinity
+        for i in 0...1000 {
+            passWorst = max(passWorst, abs(Self.responseDB(taps, at: band / rate * Double(i) / 1000)))
+            let stopEdge = 0.5 - band / rate
+            stopWorst = max(stopWorst, Self.responseDB(taps, at: stopEdge + (0.5 - stopEdge) * Double(i) / 1000))
+        }
+        #expect(passWorst < 0.001, "passband deviation \(passWorst) dB")
+        #expect(stopWorst <= -104, "stopband peak \(stopWorst) dB")
     }
 
     @Test(arguments: [48_000.0, 44_100.0, 22_050.0, 192_000.0])

@@ -85,7 +85,7 @@ public final class FrameAssembler {
         kernels.convertToInt16(floatFrame, intFrame, count, peaks)
         let frame = CaptureFrame(
             samples: UnsafeBufferPointer(start: intFrame, count: count),
-            level: PeakLevel(floatPeak: peaks[0], int16Peak: Int(peaks[1])),
+            level: PeakLevel(peak: Int(peaks[1]), floatPeak: peaks[0]),
             index: nextIndex,
             startSample: nextStart)
         filled = 0

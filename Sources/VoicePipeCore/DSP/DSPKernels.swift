@@ -10,12 +10,17 @@ import Synchronization
 /// output never depends on how the input was cut into buffers. Different sets round differently
 /// (a fused multiply-add rounds once), so a stream keeps the kernels its resampler was built with.
 /// The Int16 conversion is exact in every set.
+///
+/// The decimate and interpolate kernels may finish a block with a full vector whose extra lanes
+/// are discarded, so they may read up to ``readSlack`` samples past the newest input the last
+/// requested output needs; the stages keep that much readable memory (zeros or older, finite
+/// samples) past their histories.
 public struct DSPKernels: Sendable {
     /// Computes `count` consecutive outputs of the sharp decimator by `factor`.
     ///
     /// - `streams`: `factor` pointers, stream r at the first output's index (S_r[m] = x[factor·m + r]);
     /// - `classes`: per residue class s, six integers: tap start, tap count, forward stream,
-    ///   forward offset, backward stream, backward offset (see `SharpDecimator`);
+    ///   forward offset, backward stream, backward offset (see `SharpStage`);
     /// - `taps`, `splats`: the class taps, plain and splatted across 4-lane vectors;
     /// - `centre`: the centre tap. Output n is
     ///   centre·S_0[n] + Σ_s Σ_j taps[start_s + j]·(S_f[n + fo + j] + S_b[n + bo − j]), in that order.
@@ -52,6 +57,9 @@ public struct DSPKernels: Sendable {
     public typealias ConvertToInt16 = @convention(c) (
         _ input: UnsafePointer<Float>, _ output: UnsafeMutablePointer<Int16>, _ count: Int, _ peaks: UnsafeMutablePointer<Float>
     ) -> Void
+
+    /// Samples a decimate or interpolate kernel may read past the newest input it needs.
+    public static let readSlack = 16
 
     /// A name for reports ("portable Swift (SSE2)", "AVX2 + FMA").
     public let name: String

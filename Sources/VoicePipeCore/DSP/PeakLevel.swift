@@ -7,23 +7,21 @@
 public struct PeakLevel: Sendable, Hashable, CustomStringConvertible {
     /// Largest |sample| of the Int16 output, 0 … 32768 (computed wider than Int16).
     public let peak: Int
-    /// Largest |sample| before rounding, in dB relative to full scale (1.0 = 0 dBFS); −∞ only for
-    /// digital silence. Above 0 means the output clipped.
-    public let dBFS: Double
-    /// Every sample of the frame was exactly zero before rounding.
-    public let isDigitalSilence: Bool
+    /// Largest |sample| before rounding, full scale 1.0.
+    public let floatPeak: Float
 
-    public init(peak: Int, dBFS: Double, isDigitalSilence: Bool) {
+    public init(peak: Int, floatPeak: Float) {
         self.peak = peak
-        self.dBFS = dBFS
-        self.isDigitalSilence = isDigitalSilence
+        self.floatPeak = floatPeak
     }
 
-    /// The level from peaks already measured (as ``SampleConversion/int16Measuring(_:into:)`` returns them).
-    @inlinable
-    public init(floatPeak: Float, int16Peak: Int) {
-        self.init(peak: int16Peak, dBFS: Elementary.decibels(amplitudeRatio: Double(floatPeak)), isDigitalSilence: floatPeak == 0)
-    }
+    /// The largest |sample| before rounding in dB relative to full scale (1.0 = 0 dBFS); −∞ only
+    /// for digital silence. Above 0 means the output clipped. Computed on demand: a logarithm per
+    /// frame would cost more than the rest of the frame's metering.
+    public var dBFS: Double { Elementary.decibels(amplitudeRatio: Double(floatPeak)) }
+
+    /// Every sample of the frame was exactly zero before rounding.
+    public var isDigitalSilence: Bool { floatPeak == 0 }
 
     /// Measures a frame from its Float32 samples and their Int16 rounding.
     @inlinable
@@ -38,7 +36,7 @@ public struct PeakLevel: Sendable, Hashable, CustomStringConvertible {
             let magnitude = rounded[i].magnitude
             if magnitude > intPeak { intPeak = magnitude }
         }
-        self.init(peak: Int(intPeak), dBFS: Elementary.decibels(amplitudeRatio: Double(floatPeak)), isDigitalSilence: floatPeak == 0)
+        self.init(peak: Int(intPeak), floatPeak: floatPeak)
     }
 
     public var description: String {

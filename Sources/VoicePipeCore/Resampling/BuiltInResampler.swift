@@ -1,23 +1,37 @@
+/// One rate-changing stage of the built-in resampler's chain.
+protocol ResamplingStage: AnyObject {
+    /// Consumes all of `input`, writes every output now complete, returns how many.
+    func process(_ input: UnsafeBufferPointer<Float>, into output: UnsafeMutablePointer<Float>) -> Int
+    /// The most outputs one call with `count` inputs can write.
+    func maxOutput(forInput count: Int) -> Int
+    func reset()
+}
+
+extension SharpStage: ResamplingStage {}
+extension PolyphaseStage: ResamplingStage {}
+extension DoubleRateInterpolator: ResamplingStage {}
+
 /// VoicePipe's own resampler: any rate to any rate from 1 kHz to 768 kHz, up or down.
 ///
-/// Two stages, each doing what it is cheap at:
+/// A short chain of stages, each doing what it is cheap at:
 ///
 /// ```
-///  down (44.1 kHz → 16 kHz): input ─▶ PolyphaseStage ─▶ 32 kHz ─▶ SharpDecimator(2) ─▶ output
-///  down (48 kHz → 16 kHz):   input ─▶ SharpDecimator(3) ─▶ output
-///  up   (8 kHz → 44.1 kHz): input ─▶ DoubleRateInterpolator ─▶ 16 kHz ─▶ PolyphaseStage ─▶ output
+///  44.1 kHz → 16 kHz:  PolyphaseStage ─▶ 32 kHz ─▶ SharpStage ↓2 ─▶ output
+///  48 kHz → 16 kHz:    half-band ↓2 ─▶ 24 kHz ─▶ SharpStage ↑2↓3 ─▶ output
+///  32 kHz → 16 kHz:    SharpStage ↓2 ─▶ output        (96, 192 kHz: more half-bands first)
+///  8 kHz → 44.1 kHz:   DoubleRateInterpolator ─▶ 16 kHz ─▶ PolyphaseStage ─▶ output
 /// ```
 ///
-/// The sharp stage (an equiripple filter at twice the lower rate, or at D times it for a whole
-/// factor D of 2, 3, 4 or 6) sets the response: flat within ±0.08 dB up to 87.5 % of the lower
-/// Nyquist frequency and at least 106 dB down from the lower Nyquist frequency up. The polyphase
-/// stage bridges to the other rate with a wide transition band that keeps its aliases and images
-/// out of the band the sharp stage protects, 106 dB down. When the sharp stage alone reaches the
-/// other rate the polyphase stage is skipped; equal rates copy. The inner loops are
-/// ``DSPKernels``: portable Swift, or a CPU-specific set installed at run time.
+/// The sharp stage (an equiripple filter at twice the lower rate, or at three times it for the
+/// 2/3 stage) sets the response: flat within ±0.08 dB up to 87.5 % of the lower Nyquist frequency
+/// and at least 106 dB down from the lower Nyquist frequency up. Half-band decimators (every other
+/// tap zero) and the polyphase stage bridge to the other rate with wide transition bands that keep
+/// their aliases and images out of the band the sharp stage protects, 106 dB down. Equal rates
+/// copy. The inner loops are ``DSPKernels``: portable Swift, or a CPU-specific set installed at
+/// run time.
 ///
-/// Both stages are linear phase and centred, so output frame n is the signal at time n / outputRate
-/// exactly (no delay to compensate), and a stream of N input frames gives exactly
+/// Every stage is linear phase and centred, so output frame n is the signal at time
+/// n / outputRate exactly (no delay to compensate), and a stream of N input frames gives exactly
 /// ``RationalRatio/outputFrames(forInputFrames:)`` output frames. Output depends only on the
 /// samples, never on how they were cut into buffers.
 public final class BuiltInResampler: Resampler {
@@ -26,27 +40,20 @@ public final class BuiltInResampler: Resampler {
     /// The exact conversion ratio.
     public let ratio: RationalRatio
     public let latency: Double
+    /// The inner loops this resampler runs.
+    public let kernels: DSPKernels
 
     /// Input frames processed per internal block; bounds every internal buffer.
     private static let blockFrames = 1024
 
-    private enum Chain {
-        case copy
-        case down(PolyphaseStage?, SharpDecimator)
-        case up(DoubleRateInterpolator, PolyphaseStage?)
-    }
-
-    private let chain: Chain
-    private let middle: UnsafeMutablePointer<Float>
-    private let middleCapacity: Int
+    private let stages: [any ResamplingStage]
+    /// Output of every stage but the last, and the most each stage may write per block.
+    private let buffers: [UnsafeMutablePointer<Float>]
+    private let capacities: [Int]
     private let staging: UnsafeMutablePointer<Float>
-    private let stagingCapacity: Int
     private let zeros: UnsafeMutablePointer<Float>
     private var consumedFrames = 0
     private var producedFrames = 0
-
-    /// The inner loops this resampler runs.
-    public let kernels: DSPKernels
 
     /// Builds a resampler; all memory is allocated here.
     /// - Parameters:
@@ -58,40 +65,72 @@ public final class BuiltInResampler: Resampler {
         self.outputRate = outputRate
         ratio = try RationalRatio(inputRate: inputRate, outputRate: outputRate)
         let block = Self.blockFrames
-        if ratio.up == ratio.down {
-            chain = .copy
-            latency = 0
-            middleCapacity = 0
-            stagingCapacity = block
-        } else if outputRate < inputRate {
-            // A whole factor with its own sharp design goes in one stage; any other ratio first
-            // goes to twice the output rate.
-            let direct = ratio.up == 1 && SharpFilter.lengths[ratio.down] != nil
-            let factor = direct ? ratio.down : 2
-            let middleRate = Double(factor) * outputRate
-            let wide = direct ? nil : try PolyphaseStage(inputRate: inputRate, outputRate: middleRate, lowerRate: outputRate, maxInputBlock: block, kernels: kernels)
-            middleCapacity = wide?.maxOutput(forInput: block) ?? 0
-            let decimator = try SharpDecimator(factor: factor, maxInputBlock: max(middleCapacity, block), kernels: kernels)
-            stagingCapacity = decimator.maxOutput(forInput: max(middleCapacity, block))
-            chain = .down(wide, decimator)
-            latency = Double(decimator.lookahead) / middleRate + Double(wide?.lookahead ?? 0) / inputRate
-        } else {
-            let middleRate = 2 * inputRate
-            let interpolator = try DoubleRateInterpolator(maxInputBlock: block, kernels: kernels)
-            middleCapacity = interpolator.maxOutput(forInput: block)
-            let wide = ratio.up == ratio.down * 2 ? nil : try PolyphaseStage(inputRate: middleRate, outputRate: outputRate, lowerRate: inputRate, maxInputBlock: middleCapacity, kernels: kernels)
-            stagingCapacity = wide?.maxOutput(forInput: middleCapacity) ?? middleCapacity
-            chain = .up(interpolator, wide)
-            latency = Double(DoubleRateInterpolator.lookahead) / inputRate + Double(wide?.lookahead ?? 0) / middleRate
+        var stages = [any ResamplingStage]()
+        var latency = 0.0
+        var capacity = block
+        var capacities = [Int]()
+        func add(_ stage: any ResamplingStage, lookahead seconds: Double) {
+            capacity = stage.maxOutput(forInput: capacity)
+            capacities.append(capacity)
+            stages.append(stage)
+            latency += seconds
         }
-        middle = .allocate(capacity: max(middleCapacity, 1))
-        staging = .allocate(capacity: stagingCapacity)
+        func sharpTaps(_ factor: Int) throws(ResamplerError) -> [Double] {
+            switch SharpFilter.taps(factor: factor) {
+            case .success(let taps): return taps
+            case .failure(let error): throw .filterDesignFailed(error.description)
+            }
+        }
+        if ratio.up == ratio.down {
+            // Equal rates: the chain is empty and blocks are copied.
+        } else if outputRate < inputRate {
+            // Whole factors 2^k and 3·2^k go through half-bands to twice (or one and a half times)
+            // the output rate, then the sharp stage; anything else bridges to twice the output
+            // rate with the polyphase stage first.
+            var factor = ratio.up == 1 ? ratio.down : 0
+            var halfBands = 0
+            while factor > 0 && factor % 2 == 0 && factor != 2 {
+                factor /= 2
+                halfBands += 1
+            }
+            // 3·fout goes through 1.5·fout: one more half-band before the 2/3 stage.
+            if factor == 3 { halfBands += 1 }
+            var rate = inputRate
+            if factor == 3 || factor == 2 {
+                for _ in 0..<halfBands {
+                    let halfBand = SharpStage(taps: SharpFilter.halfBand(rate: rate, band: outputRate / 2), up: 1, down: 2, maxInputBlock: capacity, kernels: kernels)
+                    add(halfBand, lookahead: halfBand.lookahead / rate)
+                    rate /= 2
+                }
+            } else {
+                let wide = try PolyphaseStage(inputRate: inputRate, outputRate: 2 * outputRate, lowerRate: outputRate, maxInputBlock: capacity, kernels: kernels)
+                add(wide, lookahead: Double(wide.lookahead) / inputRate)
+                rate = 2 * outputRate
+                factor = 2
+            }
+            let sharp = factor == 3
+                ? SharpStage(taps: try sharpTaps(3), up: 2, down: 3, maxInputBlock: capacity, kernels: kernels)
+                : SharpStage(taps: try sharpTaps(2), up: 1, down: 2, maxInputBlock: capacity, kernels: kernels)
+            add(sharp, lookahead: sharp.lookahead / rate)
+        } else {
+            let interpolator = try DoubleRateInterpolator(maxInputBlock: capacity, kernels: kernels)
+            add(interpolator, lookahead: Double(DoubleRateInterpolator.lookahead) / inputRate)
+            if ratio.up != ratio.down * 2 {
+                let wide = try PolyphaseStage(inputRate: 2 * inputRate, outputRate: outputRate, lowerRate: inputRate, maxInputBlock: capacity, kernels: kernels)
+                add(wide, lookahead: Double(wide.lookahead) / (2 * inputRate))
+            }
+        }
+        self.stages = stages
+        self.capacities = capacities
+        self.latency = latency
+        buffers = capacities.dropLast().map { UnsafeMutablePointer<Float>.allocate(capacity: $0) }
+        staging = .allocate(capacity: max(capacity, block))
         zeros = .allocate(capacity: block)
         zeros.initialize(repeating: 0, count: block)
     }
 
     deinit {
-        middle.deallocate()
+        for buffer in buffers { buffer.deallocate() }
         staging.deallocate()
         zeros.deallocate()
     }
@@ -143,15 +182,10 @@ public final class BuiltInResampler: Resampler {
     }
 
     public func reset() {
-        switch chain {
-        case .copy:
-            break
-        case .down(let wide, let decimator):
-            wide?.reset()
-            decimator.reset()
-        case .up(let interpolator, let wide):
-            interpolator.reset()
-            wide?.reset()
+        var index = 0
+        while index < stages.count {
+            stages[index].reset()
+            index += 1
         }
         consumedFrames = 0
         producedFrames = 0
@@ -159,18 +193,20 @@ public final class BuiltInResampler: Resampler {
 
     /// Runs one block (at most `blockFrames`) through the stages into `output`.
     private func runChain(_ block: UnsafeBufferPointer<Float>, into output: UnsafeMutablePointer<Float>) -> Int {
-        switch chain {
-        case .copy:
+        guard !stages.isEmpty else {
             if let base = block.baseAddress { output.update(from: base, count: block.count) }
             return block.count
-        case .down(let wide, let decimator):
-            guard let wide else { return decimator.process(block, into: output) }
-            let middleCount = wide.process(block, into: middle)
-            return decimator.process(UnsafeBufferPointer(start: middle, count: middleCount), into: output)
-        case .up(let interpolator, let wide):
-            guard let wide else { return interpolator.process(block, into: output) }
-            let middleCount = interpolator.process(block, into: middle)
-            return wide.process(UnsafeBufferPointer(start: middle, count: middleCount), into: output)
         }
+        // (A while loop: iterating an array allocates when unoptimised.)
+        var current = block
+        var index = 0
+        while index < stages.count {
+            let target = index == stages.count - 1 ? output : buffers[index]
+            let count = stages[index].process(current, into: target)
+            assert(count <= capacities[index], "a resampling stage wrote past the output it was sized for")
+            current = UnsafeBufferPointer(start: target, count: count)
+            index += 1
+        }
+        return current.count
     }
 }

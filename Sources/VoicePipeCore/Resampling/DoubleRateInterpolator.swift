@@ -35,7 +35,7 @@ final class DoubleRateInterpolator {
         evenSplats.initialize(from: polyphase.even.prefix(32).map { SIMD4(repeating: $0) }, count: 32)
         oddSplats = .allocate(capacity: 32)
         oddSplats.initialize(from: polyphase.odd.map { SIMD4(repeating: $0) }, count: 32)
-        history = SampleHistory(capacity: 2 * SharpFilter.length + maxInputBlock + 4)
+        history = SampleHistory(capacity: 2 * SharpFilter.length + maxInputBlock + 4, readSlack: DSPKernels.readSlack)
         reset()
     }
 

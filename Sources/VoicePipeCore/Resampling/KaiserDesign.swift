@@ -19,12 +19,17 @@ struct KaiserLowpass: Sendable {
     /// - Returns: the prototype and the even tap count that spans its window.
     static func design(cutoff: Double, transitionWidth: Double, attenuation: Double) -> (KaiserLowpass, taps: Int) {
         // Kaiser's formulas: β from the attenuation, length from attenuation and transition width.
-        let beta = attenuation > 50 ? 0.1102 * (attenuation - 8.7) : 0.5842 * pow04(attenuation - 21) + 0.07886 * (attenuation - 21)
+        let beta = beta(attenuation: attenuation)
         let span = (attenuation - 7.95) / (14.36 * transitionWidth)
         var taps = Int(span.rounded(.up)) + 1
         if taps % 2 == 1 { taps += 1 }
         let prototype = KaiserLowpass(cutoff: cutoff, halfWidth: Double(taps) / 2, beta: beta)
         return (prototype, taps)
+    }
+
+    /// Kaiser's β for a stopband attenuation in dB.
+    static func beta(attenuation: Double) -> Double {
+        attenuation > 50 ? 0.1102 * (attenuation - 8.7) : 0.5842 * pow04(attenuation - 21) + 0.07886 * (attenuation - 21)
     }
 
     init(cutoff: Double, halfWidth: Double, beta: Double) {

@@ -35,9 +35,10 @@ enum PortableKernels {
             UnsafeMutableRawPointer(output + produced).storeBytes(of: block, as: SIMD16<Float>.self)
             produced &+= 16
         }
-        while produced < count {
-            output[produced] = decimateReference(streams, classes, factor, taps, centre, produced)
-            produced &+= 1
+        if produced < count {
+            // The last few outputs: one more vector, its extra lanes discarded (within the read slack).
+            let block = decimateVector(streams, classes, factor, splats, centre, produced)
+            for lane in 0..<(count &- produced) { output[produced &+ lane] = block[lane] }
         }
     }
 
@@ -96,10 +97,10 @@ enum PortableKernels {
             UnsafeMutableRawPointer(output + 2 &* i).storeBytes(of: pairs, as: SIMD16<Float>.self)
             i &+= 8
         }
-        while i < count {
-            output[2 &* i] = interpolateEven(x + i, evenTaps, centre)
-            output[2 &* i &+ 1] = interpolateOdd(x + i, oddTaps)
-            i &+= 1
+        if i < count {
+            // The last few pairs: one more vector, its extra lanes discarded (within the read slack).
+            let pairs = interpolateVector(x + i, evenSplats, oddSplats, centre)
+            for lane in 0..<(2 &* (count &- i)) { output[2 &* i &+ lane] = pairs[lane] }
         }
     }
 
