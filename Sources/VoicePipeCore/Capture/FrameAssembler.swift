@@ -23,9 +23,9 @@ public final class FrameAssembler {
     private let peaks: UnsafeMutablePointer<Float>
     private let floatFrame: UnsafeMutablePointer<Float>
     private let intFrame: UnsafeMutablePointer<Int16>
-    private var filled = 0
-    private var nextIndex = 0
-    private var nextStart = 0
+    @exclusivity(unchecked) private var filled = 0
+    @exclusivity(unchecked) private var nextIndex = 0
+    @exclusivity(unchecked) private var nextStart = 0
 
     /// - Parameters:
     ///   - frameLength: samples per full frame.

@@ -52,8 +52,8 @@ public final class BuiltInResampler: Resampler {
     private let capacities: [Int]
     private let staging: UnsafeMutablePointer<Float>
     private let zeros: UnsafeMutablePointer<Float>
-    private var consumedFrames = 0
-    private var producedFrames = 0
+    @exclusivity(unchecked) private var consumedFrames = 0
+    @exclusivity(unchecked) private var producedFrames = 0
 
     /// Builds a resampler; all memory is allocated here.
     /// - Parameters:

@@ -18,7 +18,7 @@ final class DoubleRateInterpolator {
     private let oddSplats: UnsafeMutablePointer<SIMD4<Float>>
     private let history: SampleHistory
     /// Absolute index of the input sample whose output pair comes next.
-    private var nextInput = 0
+    @exclusivity(unchecked) private var nextInput = 0
 
     /// Input samples the stage must see after an output's instant: its lookahead.
     static let lookahead = SharpFilter.halfLength / 2

@@ -28,9 +28,9 @@ final class PolyphaseStage {
     private let stepWhole: Int
     private let stepPhase: Int
     /// Integer part of the next output's input position.
-    private var base = 0
+    @exclusivity(unchecked) private var base = 0
     /// Fractional part of the next output's input position, in units of 1/up.
-    private var phase = 0
+    @exclusivity(unchecked) private var phase = 0
 
     /// Stopband attenuation of the prototype, dB: what reaches the kept band through this stage
     /// directly, matching the sharp stage's 106 dB.

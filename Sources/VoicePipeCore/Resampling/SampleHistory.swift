@@ -2,7 +2,10 @@
 ///
 /// Indices count input samples since the stream started; samples before index 0 are zeros, which
 /// ``reset(leadingZeros:)`` writes so the first outputs see silence before the stream.
-/// Implementation notes: one preallocated block; samples older than what the filter still needs
+/// Implementation notes: the position fields opt out of dynamic exclusivity checks, as do the
+/// other per-stream counters of the stages and converters: each object is used from one thread
+/// at a time and its fields are never passed `inout` while being read, and with 10 ms buffers
+/// the checks cost more than a tenth of the conversion. One preallocated block; samples older than what the filter still needs
 /// are dropped by moving the tail to the front when the free space runs short, so steady state
 /// never allocates.
 ///
@@ -15,11 +18,11 @@ final class SampleHistory {
     @usableFromInline let storage: UnsafeMutablePointer<Float>
     @usableFromInline let capacity: Int
     /// Position in `storage` of the sample with absolute index `start`.
-    @usableFromInline var offset = 0
+    @usableFromInline @exclusivity(unchecked) var offset = 0
     /// Absolute index of the oldest sample kept.
-    @usableFromInline var start = 0
+    @usableFromInline @exclusivity(unchecked) var start = 0
     /// Samples kept.
-    @usableFromInline var count = 0
+    @usableFromInline @exclusivity(unchecked) var count = 0
 
     /// - Parameters:
     ///   - capacity: samples the history can hold.

@@ -29,8 +29,8 @@ final class SharpStage {
     private let scratch: UnsafeMutablePointer<Float>
     private let scratchCapacity: Int
     private let lowestIndex: Int
-    private var received = 0
-    private var next = 0
+    @exclusivity(unchecked) private var received = 0
+    @exclusivity(unchecked) private var next = 0
 
     /// One phase: its taps grouped by residue, as the decimate kernel takes them.
     struct Phase {
