@@ -283,6 +283,18 @@ VP_AVX2 void vp_convert_int16_avx2(const float *input, int16_t *output, intptr_t
     __m256 floatPeak = _mm256_setzero_ps();
     __m256i intPeak = _mm256_setzero_si256();
     intptr_t i = 0;
+    for (; i + 16 <= count; i += 16) {
+        __m256 a = _mm256_loadu_ps(input + i), b = _mm256_loadu_ps(input + i + 8);
+        a = _mm256_and_ps(a, _mm256_cmp_ps(a, a, _CMP_ORD_Q));
+        b = _mm256_and_ps(b, _mm256_cmp_ps(b, b, _CMP_ORD_Q));
+        floatPeak = _mm256_max_ps(floatPeak, _mm256_max_ps(_mm256_and_ps(a, signMask), _mm256_and_ps(b, signMask)));
+        const __m256i ia = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(a, scale), low), high));
+        const __m256i ib = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(b, scale), low), high));
+        intPeak = _mm256_max_epi32(intPeak, _mm256_max_epi32(_mm256_abs_epi32(ia), _mm256_abs_epi32(ib)));
+        // packs works within 128-bit lanes: (a0 b0 a1 b1) -> reorder the 64-bit quarters to (a0 a1 b0 b1).
+        const __m256i packed = _mm256_permute4x64_epi64(_mm256_packs_epi32(ia, ib), 0xD8);
+        _mm256_storeu_si256((__m256i *)(output + i), packed);
+    }
     for (; i + 8 <= count; i += 8) {
         __m256 x = _mm256_loadu_ps(input + i);
         x = _mm256_and_ps(x, _mm256_cmp_ps(x, x, _CMP_ORD_Q));
@@ -312,6 +324,20 @@ VP_AVX2 void vp_convert_int16_avx2(const float *input, int16_t *output, intptr_t
     }
     peaks[0] = maxFloat;
     peaks[1] = maxInt;
+}
+
+/// Sixteen samples per step: sign-extend to 32 bits, convert (exact), scale by 2^-15 (exact).
+VP_AVX2 void vp_convert_float_avx2(const int16_t *input, float *output, intptr_t count) {
+    const __m256 scale = _mm256_set1_ps(1.0f / 32768.0f);
+    intptr_t i = 0;
+    for (; i + 16 <= count; i += 16) {
+        const __m256i x = _mm256_loadu_si256((const __m256i *)(input + i));
+        const __m256 low = _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(x)));
+        const __m256 high = _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(x, 1)));
+        _mm256_storeu_ps(output + i, _mm256_mul_ps(low, scale));
+        _mm256_storeu_ps(output + i + 8, _mm256_mul_ps(high, scale));
+    }
+    for (; i < count; i++) output[i] = (float)input[i] * (1.0f / 32768.0f);
 }
 
 #else
@@ -346,6 +372,10 @@ void vp_convert_int16_avx2(const float *input, int16_t *output, intptr_t count, 
     }
     peaks[0] = maxFloat;
     peaks[1] = maxInt;
+}
+
+void vp_convert_float_avx2(const int16_t *input, float *output, intptr_t count) {
+    for (intptr_t i = 0; i < count; i++) output[i] = (float)input[i] * (1.0f / 32768.0f);
 }
 
 #endif

@@ -57,12 +57,14 @@ struct ConversionKernelTests {
         var input: [Float] = (0..<10_003).map { _ in Float(generator.nextUnit() * 2.2 - 1.1) }
         // Every edge: NaN, infinities, exact ties, full scale both ways, values past it.
         input += [.nan, .infinity, -.infinity, 0.5 / 32768, 1.5 / 32768, 2.5 / 32768, -1.5 / 32768, 1, -1, 32767.5 / 32768, -32768.5 / 32768, 3e9, -3e9, -.nan, 0, -0.0]
-        for (index, value) in Array(input.enumerated()).shuffled(using: &generator) where index < 40 { input.insert(value, at: Int(generator.next() % UInt64(input.count))) }
+        // ... and copies of them scattered, so that each lands in a vector lane as well as the tail.
+        let edges = input.suffix(16)
+        for _ in 0..<4 { for value in edges { input.insert(value, at: Int(generator.next() % UInt64(input.count))) } }
         let expected = input.map(SampleConversion.int16)
         let floatPeak = input.filter { !$0.isNaN }.map(\.magnitude).max() ?? 0
         let intPeak = expected.map { Int($0.magnitude) }.max() ?? 0
         for kernels in [DSPKernels.portable, Acceleration.best] {
-            for count in [0, 1, 7, 8, 9, 100, input.count] {
+            for count in [0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 100, input.count] {
                 var output = [Int16](repeating: 99, count: count)
                 var peaks: [Float] = [-1, -1]
                 input.withUnsafeBufferPointer { i in output.withUnsafeMutableBufferPointer { o in peaks.withUnsafeMutableBufferPointer { p in
@@ -72,6 +74,20 @@ struct ConversionKernelTests {
                 if count == input.count {
                     #expect(peaks == [floatPeak, Float(intPeak)], "\(kernels.name)")
                 }
+            }
+        }
+    }
+
+    @Test func everyKernelSetConvertsEveryInt16ToFloatExactly() {
+        let input = (Int(Int16.min)...Int(Int16.max)).map { Int16($0) }
+        let expected = input.map { Float($0) / 32768 }
+        for kernels in [DSPKernels.portable, Acceleration.best, Acceleration.fmaReference] {
+            for count in [0, 1, 15, 16, 17, 100, input.count] {
+                var output = [Float](repeating: .nan, count: count)
+                input.withUnsafeBufferPointer { i in output.withUnsafeMutableBufferPointer { o in
+                    kernels.convertToFloat(i.baseAddress!, o.baseAddress!, count)
+                } }
+                #expect(output == Array(expected.prefix(count)), "\(kernels.name), \(count) samples")
             }
         }
     }

@@ -25,6 +25,9 @@ intptr_t vp_polyphase_avx2(const float *origin, const float *table, intptr_t row
 /// counts), peaks[1] = largest |result|. Exact: the same result as the scalar rule in any case.
 void vp_convert_int16_avx2(const float *input, int16_t *output, intptr_t count, float *peaks);
 
+/// Int16 -> Float (x / 32768, exact).
+void vp_convert_float_avx2(const int16_t *input, float *output, intptr_t count);
+
 /// The references: scalar code with fmaf, the same operations in the same order as the AVX2 lanes.
 void vp_decimate_fma_reference(const float *_Nonnull const *_Nonnull streams, const intptr_t *classes, intptr_t factor,
                                const float *taps, const void *splats, float centre, float *output, intptr_t count);

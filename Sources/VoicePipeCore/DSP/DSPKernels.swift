@@ -61,17 +61,24 @@ public struct DSPKernels: Sendable {
     /// Samples a decimate or interpolate kernel may read past the newest input it needs.
     public static let readSlack = 16
 
+    /// Converts `count` Int16 samples to Float32, x / 32768 (exact in every set).
+    public typealias ConvertToFloat = @convention(c) (
+        _ input: UnsafePointer<Int16>, _ output: UnsafeMutablePointer<Float>, _ count: Int
+    ) -> Void
+
     /// A name for reports ("portable Swift (SSE2)", "AVX2 + FMA").
     public let name: String
     public let decimate: Decimate
     public let interpolate: Interpolate
     public let polyphase: Polyphase
     public let convertToInt16: ConvertToInt16
+    public let convertToFloat: ConvertToFloat
     /// The polyphase kernel's vector width: table rows are padded with zero taps to a multiple.
     public let polyphaseRowMultiple: Int
 
-    public init(name: String, decimate: Decimate, interpolate: Interpolate, polyphase: Polyphase, convertToInt16: ConvertToInt16, polyphaseRowMultiple: Int) {
+    public init(name: String, decimate: Decimate, interpolate: Interpolate, polyphase: Polyphase, convertToInt16: ConvertToInt16, convertToFloat: ConvertToFloat, polyphaseRowMultiple: Int) {
         self.name = name
+        self.convertToFloat = convertToFloat
         self.polyphaseRowMultiple = polyphaseRowMultiple
         self.decimate = decimate
         self.interpolate = interpolate
@@ -95,6 +102,10 @@ public struct DSPKernels: Sendable {
             let measured = SampleConversion.convertToInt16(input, output, count: count, measuring: true)
             peaks[0] = measured.floatPeak
             peaks[1] = Float(measured.int16Peak)
+        },
+        convertToFloat: { input, output, count in
+            // A plain loop: the optimiser vectorises it better than explicit SIMD conversions.
+            for i in 0..<count { output[i] = Float(input[i]) * (1 / 32768) }
         },
         polyphaseRowMultiple: 4)
 

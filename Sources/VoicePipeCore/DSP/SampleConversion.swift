@@ -57,13 +57,15 @@ public enum SampleConversion {
         Float(x) * (1 / 32768)
     }
 
-    /// Converts `source` to Int16 into `destination` (which must be at least as long), eight
-    /// samples at a time; exactly ``int16(_:)`` for every sample.
-    @inlinable
+    /// Converts `source` to Int16 into `destination` (which must be at least as long), exactly as
+    /// ``int16(_:)`` does each sample, with the ``DSPKernels/preferred`` kernels.
     public static func int16(_ source: UnsafeBufferPointer<Float>, into destination: UnsafeMutableBufferPointer<Int16>) {
         precondition(destination.count >= source.count, "destination shorter than source")
         guard let input = source.baseAddress, let output = destination.baseAddress else { return }
-        _ = convertToInt16(input, output, count: source.count, measuring: false)
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: 2) { peaks in
+            guard let peaksAddress = peaks.baseAddress else { return }
+            DSPKernels.preferred.convertToInt16(input, output, source.count, peaksAddress)
+        }
     }
 
     /// Converts to Int16 like ``int16(_:into:)`` and measures on the way: the largest |x| before
@@ -146,21 +148,11 @@ public enum SampleConversion {
         return (biased - SIMD8<Float>(repeating: 12_582_912)) * SIMD8<Float>(repeating: 1 / 32768)
     }
 
-    /// Converts `source` to Float into `destination` (which must be at least as long), eight
-    /// samples at a time; exactly ``float(_:)`` (x / 32768) for every sample.
-    @inlinable
+    /// Converts `source` to Float into `destination` (which must be at least as long), exactly
+    /// ``float(_:)-(Int16)`` (x / 32768) for every sample, with the ``DSPKernels/preferred`` kernels.
     public static func float(_ source: UnsafeBufferPointer<Int16>, into destination: UnsafeMutableBufferPointer<Float>) {
         precondition(destination.count >= source.count, "destination shorter than source")
         guard let input = source.baseAddress, let output = destination.baseAddress else { return }
-        var i = 0
-        while i + 8 <= source.count {
-            let x = UnsafeRawPointer(input + i).loadUnaligned(as: SIMD8<Int16>.self)
-            UnsafeMutableRawPointer(output + i).storeBytes(of: float(x), as: SIMD8<Float>.self)
-            i += 8
-        }
-        while i < source.count {
-            output[i] = float(input[i])
-            i += 1
-        }
+        DSPKernels.preferred.convertToFloat(input, output, source.count)
     }
 }

@@ -33,12 +33,13 @@ public final class PlaybackConverter {
     private let mono: UnsafeMutablePointer<Float>
     private let planar: UnsafeMutablePointer<Float>
     private let planarStride: Int
+    private let convertToFloat: DSPKernels.ConvertToFloat
 
     /// - Parameters:
     ///   - sourceRate: rate of the incoming samples (24 kHz on the wire).
     ///   - outputRate: the player's rate; a different rate goes through the built-in resampler.
     ///   - channelCount: player channels; mono is copied to each.
-    ///   - kernels: the resampler's inner loops (``DSPKernels/preferred`` by default).
+    ///   - kernels: the conversion and resampler inner loops (``DSPKernels/preferred`` by default).
     /// - Throws: ``PlaybackConverterError`` for a channel count outside 1 … 64 or an unsupported rate.
     public init(sourceRate: Double = AudioFormat.playback.sampleRate, outputRate: Double = AudioFormat.playback.sampleRate, channelCount: Int = 1, kernels: DSPKernels = .preferred) throws(PlaybackConverterError) {
         guard (1...64).contains(channelCount) else { throw .channelCountOutOfRange(channelCount) }
@@ -58,6 +59,7 @@ public final class PlaybackConverter {
             throw .resampler(error)
         }
         self.sourceRate = sourceRate
+        convertToFloat = kernels.convertToFloat
         mono = .allocate(capacity: Self.blockFrames)
         planarStride = max(resampler.map { max($0.maxOutputFrames(forInputFrames: Self.blockFrames), $0.maxFlushFrames) } ?? Self.blockFrames, Self.blockFrames)
         planar = .allocate(capacity: planarStride * channelCount)
@@ -79,11 +81,11 @@ public final class PlaybackConverter {
             let source = base + done
             done += count
             guard let resampler else {
-                for i in 0..<count { planar[i] = SampleConversion.float(source[i]) }
+                convertToFloat(source, planar, count)
                 try emit(frames: count, deliver)
                 continue
             }
-            for i in 0..<count { mono[i] = SampleConversion.float(source[i]) }
+            convertToFloat(source, mono, count)
             let produced: Int
             do {
                 produced = try resampler.process(UnsafeBufferPointer(start: mono, count: count), into: UnsafeMutableBufferPointer(start: planar, count: planarStride))
