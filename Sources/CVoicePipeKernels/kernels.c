@@ -274,23 +274,23 @@ VP_AVX2 intptr_t vp_polyphase_avx2(const float *origin, const float *table, intp
     return produced;
 }
 
-/// Eight samples per step: NaN lanes masked to 0, clamped to [-32768, 32767] before rounding (so
-/// vcvtps2dq, which rounds to nearest-even, never overflows), packed with saturation.
+/// Sixteen samples per step: NaN lanes masked to 0, clamped to [-32768, 32767] before rounding (so
+/// vcvtps2dq, which rounds to nearest-even, never overflows), packed with saturation. The peaks come
+/// from the highest and the lowest sample: the conversion is monotonic, so the largest |result| is
+/// the larger of the results for those two.
 VP_AVX2 void vp_convert_int16_avx2(const float *input, int16_t *output, intptr_t count, float *peaks) {
     const __m256 scale = _mm256_set1_ps(32768.0f);
     const __m256 low = _mm256_set1_ps(-32768.0f), high = _mm256_set1_ps(32767.0f);
-    const __m256 signMask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-    __m256 floatPeak = _mm256_setzero_ps();
-    __m256i intPeak = _mm256_setzero_si256();
+    __m256 highest = _mm256_setzero_ps(), lowest = _mm256_setzero_ps();
     intptr_t i = 0;
     for (; i + 16 <= count; i += 16) {
         __m256 a = _mm256_loadu_ps(input + i), b = _mm256_loadu_ps(input + i + 8);
         a = _mm256_and_ps(a, _mm256_cmp_ps(a, a, _CMP_ORD_Q));
         b = _mm256_and_ps(b, _mm256_cmp_ps(b, b, _CMP_ORD_Q));
-        floatPeak = _mm256_max_ps(floatPeak, _mm256_max_ps(_mm256_and_ps(a, signMask), _mm256_and_ps(b, signMask)));
+        highest = _mm256_max_ps(highest, _mm256_max_ps(a, b));
+        lowest = _mm256_min_ps(lowest, _mm256_min_ps(a, b));
         const __m256i ia = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(a, scale), low), high));
         const __m256i ib = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(b, scale), low), high));
-        intPeak = _mm256_max_epi32(intPeak, _mm256_max_epi32(_mm256_abs_epi32(ia), _mm256_abs_epi32(ib)));
         // packs works within 128-bit lanes: (a0 b0 a1 b1) -> reorder the 64-bit quarters to (a0 a1 b0 b1).
         const __m256i packed = _mm256_permute4x64_epi64(_mm256_packs_epi32(ia, ib), 0xD8);
         _mm256_storeu_si256((__m256i *)(output + i), packed);
@@ -298,32 +298,29 @@ VP_AVX2 void vp_convert_int16_avx2(const float *input, int16_t *output, intptr_t
     for (; i + 8 <= count; i += 8) {
         __m256 x = _mm256_loadu_ps(input + i);
         x = _mm256_and_ps(x, _mm256_cmp_ps(x, x, _CMP_ORD_Q));
-        floatPeak = _mm256_max_ps(floatPeak, _mm256_and_ps(x, signMask));
-        const __m256 clamped = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(x, scale), low), high);
-        const __m256i integers = _mm256_cvtps_epi32(clamped);
-        intPeak = _mm256_max_epi32(intPeak, _mm256_abs_epi32(integers));
+        highest = _mm256_max_ps(highest, x);
+        lowest = _mm256_min_ps(lowest, x);
+        const __m256i integers = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(x, scale), low), high));
         const __m128i packed = _mm_packs_epi32(_mm256_castsi256_si128(integers), _mm256_extracti128_si256(integers, 1));
         _mm_storeu_si128((__m128i *)(output + i), packed);
     }
-    float lanes[8];
-    int32_t ints[8];
-    _mm256_storeu_ps(lanes, floatPeak);
-    _mm256_storeu_si256((__m256i *)ints, intPeak);
-    float maxFloat = 0, maxInt = 0;
+    float highs[8], lows[8];
+    _mm256_storeu_ps(highs, highest);
+    _mm256_storeu_ps(lows, lowest);
+    float top = 0, bottom = 0;
     for (int k = 0; k < 8; k++) {
-        if (lanes[k] > maxFloat) maxFloat = lanes[k];
-        if ((float)ints[k] > maxInt) maxInt = (float)ints[k];
+        if (highs[k] > top) top = highs[k];
+        if (lows[k] < bottom) bottom = lows[k];
     }
     for (; i < count; i++) {
-        const int16_t value = to_int16(input[i]);
-        output[i] = value;
-        const float magnitude = fabsf(input[i]);
-        if (magnitude > maxFloat) maxFloat = magnitude;
-        const float integer = value < 0 ? -(float)value : (float)value;
-        if (integer > maxInt) maxInt = integer;
+        const float x = input[i];
+        output[i] = to_int16(x);
+        if (x > top) top = x;
+        if (x < bottom) bottom = x;
     }
-    peaks[0] = maxFloat;
-    peaks[1] = maxInt;
+    peaks[0] = top > -bottom ? top : -bottom;
+    const float topInt = (float)to_int16(top), bottomInt = -(float)to_int16(bottom);
+    peaks[1] = topInt > bottomInt ? topInt : bottomInt;
 }
 
 /// Sixteen samples per step: sign-extend to 32 bits, convert (exact), scale by 2^-15 (exact).

@@ -69,95 +69,85 @@ final class KernelBenchmark {
 
     // swiftlint:disable:next function_body_length
     private func build(signalSeconds: Double) {
-        // Sample conversion, Int16 → Float32 at 24 kHz (the playback direction).
+        // Sample conversion and the peak meter. A conversion reads one format and writes the other
+        // (Int16 → Float32: 2 + 4 bytes a sample), so its ceiling is a memcpy moving the same
+        // traffic: 3 bytes a sample read and 3 written. GB/s counts bytes read plus bytes written in
+        // these rows, the ceiling's included. Three sizes: one chunk (cache-hot), the signal length
+        // (in the last-level cache or just past it), and a buffer ten times that (main memory).
         let longSamples = Int(signalSeconds * 24_000)
         let chunkSamples = 480
-        let chunksPerPass = max(longSamples / chunkSamples, 1)
         let program = Signals.program(rate: 24_000, frames: longSamples, channel: 0)
-        let int16Long = buffer(Int16.self, longSamples)
-        for i in 0..<longSamples { int16Long[i] = Int16(clamping: Int((program[i] * 32768).rounded())) }
-        let floatLong = buffer(Float.self, longSamples)
-        let int16Chunk = UnsafeBufferPointer(rebasing: int16Long[0..<chunkSamples])
-        let floatChunk = UnsafeMutableBufferPointer(rebasing: floatLong[0..<chunkSamples])
-        let long = "24 kHz mono, \(Format.seconds(signalSeconds)) buffer (\(Format.bytes(longSamples * 2)) in)"
-        let chunk = "24 kHz mono, one 20 ms chunk (480 samples), cache-hot"
-        let copyTarget = buffer(UInt8.self, longSamples * 4)
+        let largeSamples = longSamples * 10
+        let int16Playback = buffer(Int16.self, largeSamples)
+        for i in 0..<largeSamples { int16Playback[i] = Int16(clamping: Int((program[i % longSamples] * 32768).rounded())) }
+        let floatPlayback = buffer(Float.self, largeSamples)
+        let int16Long = UnsafeBufferPointer(rebasing: int16Playback[0..<longSamples])
 
-        add("kernel/memcpy/int16-24k-chunk", kernel: "memcpy (ceiling)", implementation: "memcpy of the Int16 bytes", data: chunk,
-            bytes: chunkSamples * 2, samples: chunkSamples, rate: 24_000, operations: chunksPerPass) { n in
-            for _ in 0..<n { UnsafeMutableRawPointer(copyTarget.baseAddress!).copyMemory(from: int16Chunk.baseAddress!, byteCount: chunkSamples * 2) }
-            BlackHole.consume(Int(copyTarget[0]))
-        }
-        add("kernel/memcpy/int16-24k-long", kernel: "memcpy (ceiling)", implementation: "memcpy of the Int16 bytes", data: long,
-            bytes: longSamples * 2, samples: longSamples, rate: 24_000, operations: 1) { n in
-            for _ in 0..<n { UnsafeMutableRawPointer(copyTarget.baseAddress!).copyMemory(from: int16Long.baseAddress!, byteCount: longSamples * 2) }
-            BlackHole.consume(Int(copyTarget[0]))
-        }
-        add("kernel/int16-to-float/sampleconversion-chunk", kernel: "Int16 → Float32", implementation: "VoicePipe SampleConversion.float(_:into:)", data: chunk,
-            bytes: chunkSamples * 2, samples: chunkSamples, rate: 24_000, operations: chunksPerPass, reference: "kernel/memcpy/int16-24k-chunk") { n in
-            for _ in 0..<n { SampleConversion.float(int16Chunk, into: floatChunk) }
-            BlackHole.consume(floatChunk[1])
-        }
-        add("kernel/int16-to-float/sampleconversion-long", kernel: "Int16 → Float32", implementation: "VoicePipe SampleConversion.float(_:into:)", data: long,
-            bytes: longSamples * 2, samples: longSamples, rate: 24_000, operations: 1, reference: "kernel/memcpy/int16-24k-long") { n in
-            for _ in 0..<n { SampleConversion.float(UnsafeBufferPointer(int16Long), into: floatLong) }
-            BlackHole.consume(floatLong[1])
-        }
-        let playback = try! PlaybackConverter()
-        keep.append(playback)
-        add("kernel/int16-to-float/playbackconverter-chunk", kernel: "Int16 → deinterleaved Float32", implementation: "VoicePipe PlaybackConverter() (24 kHz → 24 kHz)", data: chunk,
-            bytes: chunkSamples * 2, samples: chunkSamples, rate: 24_000, operations: chunksPerPass, reference: "kernel/memcpy/int16-24k-chunk") { n in
-            for _ in 0..<n { try! playback.process(int16Chunk) { BlackHole.consume($0.frameCount) } }
-        }
-        add("kernel/int16-to-float/playbackconverter-long", kernel: "Int16 → deinterleaved Float32", implementation: "VoicePipe PlaybackConverter() (24 kHz → 24 kHz)", data: long,
-            bytes: longSamples * 2, samples: longSamples, rate: 24_000, operations: 1, reference: "kernel/memcpy/int16-24k-long") { n in
-            for _ in 0..<n { try! playback.process(UnsafeBufferPointer(int16Long)) { BlackHole.consume($0.frameCount) } }
-        }
-
-        // Float32 → Int16 and the peak meter at 16 kHz (the capture direction).
         let captureSamples = Int(signalSeconds * 16_000)
         let frameSamples = 320
-        let framesPerPass = max(captureSamples / frameSamples, 1)
         let capture = Signals.program(rate: 16_000, frames: captureSamples, channel: 1)
-        let floatCapture = buffer(Float.self, captureSamples)
-        for i in 0..<captureSamples { floatCapture[i] = capture[i] }
-        let int16Capture = buffer(Int16.self, captureSamples)
+        let floatCapture = buffer(Float.self, captureSamples * 10)
+        for i in 0..<captureSamples * 10 { floatCapture[i] = capture[i % captureSamples] }
+        let int16Capture = buffer(Int16.self, captureSamples * 10)
         SampleConversion.int16(UnsafeBufferPointer(floatCapture), into: int16Capture)
-        let floatFrame = UnsafeBufferPointer(rebasing: floatCapture[0..<frameSamples])
         let int16Frame = UnsafeMutableBufferPointer(rebasing: int16Capture[0..<frameSamples])
-        let captureLong = "16 kHz mono, \(Format.seconds(signalSeconds)) buffer (\(Format.bytes(captureSamples * 4)) in)"
-        let captureChunk = "16 kHz mono, one 20 ms frame (320 samples), cache-hot"
 
-        add("kernel/memcpy/float-16k-chunk", kernel: "memcpy (ceiling)", implementation: "memcpy of the Float32 bytes", data: captureChunk,
-            bytes: frameSamples * 4, samples: frameSamples, rate: 16_000, operations: framesPerPass) { n in
-            for _ in 0..<n { UnsafeMutableRawPointer(copyTarget.baseAddress!).copyMemory(from: floatFrame.baseAddress!, byteCount: frameSamples * 4) }
-            BlackHole.consume(Int(copyTarget[0]))
-        }
-        add("kernel/memcpy/float-16k-long", kernel: "memcpy (ceiling)", implementation: "memcpy of the Float32 bytes", data: captureLong,
-            bytes: captureSamples * 4, samples: captureSamples, rate: 16_000, operations: 1) { n in
-            for _ in 0..<n { UnsafeMutableRawPointer(copyTarget.baseAddress!).copyMemory(from: floatCapture.baseAddress!, byteCount: captureSamples * 4) }
-            BlackHole.consume(Int(copyTarget[0]))
-        }
-        add("kernel/float-to-int16/sampleconversion-chunk", kernel: "Float32 → Int16", implementation: "VoicePipe SampleConversion.int16(_:into:)", data: captureChunk,
-            bytes: frameSamples * 4, samples: frameSamples, rate: 16_000, operations: framesPerPass, reference: "kernel/memcpy/float-16k-chunk") { n in
-            for _ in 0..<n { SampleConversion.int16(floatFrame, into: int16Frame) }
-            BlackHole.consume(Int(int16Frame[1]))
-        }
-        add("kernel/float-to-int16/sampleconversion-long", kernel: "Float32 → Int16", implementation: "VoicePipe SampleConversion.int16(_:into:)", data: captureLong,
-            bytes: captureSamples * 4, samples: captureSamples, rate: 16_000, operations: 1, reference: "kernel/memcpy/float-16k-long") { n in
-            for _ in 0..<n { SampleConversion.int16(UnsafeBufferPointer(floatCapture), into: int16Capture) }
-            BlackHole.consume(Int(int16Capture[1]))
-        }
-        let peakChunk = "16 kHz mono, one 20 ms frame (320 Float32 + 320 Int16), cache-hot"
-        let peakLong = "16 kHz mono, \(Format.seconds(signalSeconds)) of Float32 + Int16 (\(Format.bytes(captureSamples * 6)) in)"
-        add("kernel/peak/peaklevel-chunk", kernel: "peak meter", implementation: "VoicePipe PeakLevel(float:int16:)", data: peakChunk,
-            bytes: frameSamples * 6, samples: frameSamples, rate: 16_000, operations: framesPerPass, reference: "kernel/memcpy/float-16k-chunk") { n in
-            let ints = UnsafeBufferPointer(int16Frame)
-            for _ in 0..<n { BlackHole.consume(PeakLevel(float: floatFrame, int16: ints).peak) }
-        }
-        add("kernel/peak/peaklevel-long", kernel: "peak meter", implementation: "VoicePipe PeakLevel(float:int16:)", data: peakLong,
-            bytes: captureSamples * 6, samples: captureSamples, rate: 16_000, operations: 1, reference: "kernel/memcpy/float-16k-long") { n in
-            for _ in 0..<n { BlackHole.consume(PeakLevel(float: UnsafeBufferPointer(floatCapture), int16: UnsafeBufferPointer(int16Capture)).peak) }
+        let copyTarget = buffer(UInt8.self, largeSamples * 3)
+        let copySource = buffer(UInt8.self, largeSamples * 3)
+        let sizes: [(label: String, seconds: Double, playback: Int, capture: Int, what: String)] = [
+            ("chunk", 0.02, chunkSamples, frameSamples, "one 20 ms chunk, cache-hot"),
+            ("long", signalSeconds, longSamples, captureSamples, "\(Format.seconds(signalSeconds)) buffer"),
+            ("large", signalSeconds * 10, largeSamples, captureSamples * 10, "\(Format.seconds(signalSeconds * 10)) buffer (main memory)"),
+        ]
+        for size in sizes {
+            let operations = max(longSamples / size.playback, 1)
+            let ceiling = "kernel/memcpy/traffic-24k-\(size.label)"
+            let traffic = "24 kHz mono, \(size.what): \(Format.bytes(size.playback * 6)) moved"
+            let copyBytes = size.playback * 3
+            add(ceiling, kernel: "memcpy (ceiling)", implementation: "memcpy of 3 bytes a sample (the same traffic)", data: traffic,
+                bytes: size.playback * 6, samples: size.playback, rate: 24_000, operations: operations) { n in
+                for _ in 0..<n { UnsafeMutableRawPointer(copyTarget.baseAddress!).copyMemory(from: copySource.baseAddress!, byteCount: copyBytes) }
+                BlackHole.consume(Int(copyTarget[0]))
+            }
+            let source = UnsafeBufferPointer(rebasing: int16Playback[0..<size.playback])
+            let target = UnsafeMutableBufferPointer(rebasing: floatPlayback[0..<size.playback])
+            add("kernel/int16-to-float/sampleconversion-\(size.label)", kernel: "Int16 → Float32", implementation: "VoicePipe SampleConversion.float(_:into:)", data: traffic,
+                bytes: size.playback * 6, samples: size.playback, rate: 24_000, operations: operations, reference: ceiling) { n in
+                for _ in 0..<n { SampleConversion.float(source, into: target) }
+                BlackHole.consume(target[1])
+            }
+            let playback = try! PlaybackConverter()
+            keep.append(playback)
+            add("kernel/int16-to-float/playbackconverter-\(size.label)", kernel: "Int16 → deinterleaved Float32", implementation: "VoicePipe PlaybackConverter() (24 kHz → 24 kHz)", data: traffic,
+                bytes: size.playback * 6, samples: size.playback, rate: 24_000, operations: operations, reference: ceiling) { n in
+                for _ in 0..<n { try! playback.process(source) { BlackHole.consume($0.frameCount) } }
+            }
+
+            let captureOperations = max(captureSamples / size.capture, 1)
+            let captureCeiling = "kernel/memcpy/traffic-16k-\(size.label)"
+            let captureTraffic = "16 kHz mono, \(size.what): \(Format.bytes(size.capture * 6)) moved"
+            let captureCopyBytes = size.capture * 3
+            add(captureCeiling, kernel: "memcpy (ceiling)", implementation: "memcpy of 3 bytes a sample (the same traffic)", data: captureTraffic,
+                bytes: size.capture * 6, samples: size.capture, rate: 16_000, operations: captureOperations) { n in
+                for _ in 0..<n { UnsafeMutableRawPointer(copyTarget.baseAddress!).copyMemory(from: copySource.baseAddress!, byteCount: captureCopyBytes) }
+                BlackHole.consume(Int(copyTarget[0]))
+            }
+            let floats = UnsafeBufferPointer(rebasing: floatCapture[0..<size.capture])
+            let ints = UnsafeMutableBufferPointer(rebasing: int16Capture[0..<size.capture])
+            add("kernel/float-to-int16/sampleconversion-\(size.label)", kernel: "Float32 → Int16", implementation: "VoicePipe SampleConversion.int16(_:into:)", data: captureTraffic,
+                bytes: size.capture * 6, samples: size.capture, rate: 16_000, operations: captureOperations, reference: captureCeiling) { n in
+                for _ in 0..<n { SampleConversion.int16(floats, into: ints) }
+                BlackHole.consume(Int(ints[1]))
+            }
+            add("kernel/float-to-int16/measuring-\(size.label)", kernel: "Float32 → Int16 + peaks", implementation: "VoicePipe SampleConversion.int16(_:into:) measuring peaks (the capture path)", data: captureTraffic,
+                bytes: size.capture * 6, samples: size.capture, rate: 16_000, operations: captureOperations, reference: captureCeiling) { n in
+                for _ in 0..<n { BlackHole.consume(SampleConversion.int16Measuring(floats, into: ints).int16Peak) }
+            }
+            let readOnly = UnsafeBufferPointer(ints)
+            add("kernel/peak/peaklevel-\(size.label)", kernel: "peak meter", implementation: "VoicePipe PeakLevel(float:int16:) (reads both, writes nothing)", data: captureTraffic,
+                bytes: size.capture * 6, samples: size.capture, rate: 16_000, operations: captureOperations, reference: captureCeiling) { n in
+                for _ in 0..<n { BlackHole.consume(PeakLevel(float: floats, int16: readOnly).peak) }
+            }
         }
 
         // Base64: VoicePipe (buffer API and String/array API) against Foundation.

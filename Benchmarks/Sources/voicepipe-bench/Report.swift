@@ -128,7 +128,7 @@ enum Report {
         func line(_ s: String = "") { out += s + "\n" }
         line("## 2. Kernels")
         line()
-        line("Each operation through VoicePipe's public API, repeated on the same data (cache-hot chunks) or over a long buffer. **GB/s** counts input bytes (10⁹ B/s), except base64 decoding (decoded bytes, so both directions count the same payload) and `audio.chunk` (bytes of JSON). **vs ref** = median GB/s over the reference row's: memcpy of the same input bytes (for the peak meter, of its Float32 half), or Foundation. **allocs/op** = heap allocations per operation after warm-up.")
+        line("Each operation through VoicePipe's public API, repeated on the same data: one chunk (cache-hot), the signal length, and a buffer ten times as long (past the last-level cache, so main memory sets the pace). **GB/s** (10⁹ B/s): for sample conversion and the peak meter, bytes read plus bytes written (Int16 ↔ Float32 moves 6 bytes a sample); for base64, the binary payload (decoded bytes both ways); for `audio.chunk`, bytes of JSON. **vs ref** = median GB/s over the reference row's: the conversions' ceiling is a memcpy moving the same traffic (3 bytes a sample read, 3 written), else Foundation. The `PlaybackConverter` rows deliver 1024-frame blocks from one reused buffer, so their output stays in cache and they can beat the ceiling on long buffers; the peak meter only reads. **allocs/op** = heap allocations per operation after warm-up.")
         line()
         line("| kernel | implementation | data | GB/s median (min–max) | M samples/s | xRT | vs ref | allocs/op |")
         line("|---|---|---|---:|---:|---:|---:|---:|")

@@ -69,12 +69,15 @@ public enum SampleConversion {
     }
 
     /// Converts to Int16 like ``int16(_:into:)`` and measures on the way: the largest |x| before
-    /// rounding and the largest |sample| after it (0 … 32768).
-    @inlinable
+    /// rounding and the largest |sample| after it (0 … 32768), with the ``DSPKernels/preferred`` kernels.
     public static func int16Measuring(_ source: UnsafeBufferPointer<Float>, into destination: UnsafeMutableBufferPointer<Int16>) -> (floatPeak: Float, int16Peak: Int) {
         precondition(destination.count >= source.count, "destination shorter than source")
         guard let input = source.baseAddress, let output = destination.baseAddress else { return (0, 0) }
-        return convertToInt16(input, output, count: source.count, measuring: true)
+        return withUnsafeTemporaryAllocation(of: Float.self, capacity: 2) { peaks in
+            guard let peaksAddress = peaks.baseAddress else { return (0, 0) }
+            DSPKernels.preferred.convertToInt16(input, output, source.count, peaksAddress)
+            return (peaks[0], Int(peaks[1]))
+        }
     }
 
     /// The vector kernel behind the Float → Int16 conversions.
