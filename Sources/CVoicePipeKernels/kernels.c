@@ -57,8 +57,13 @@ void vp_interpolate_fma_reference(const float *x, const float *evenTaps, const f
 /// then m_k = l_k + l_(k+4) and the result (m0 + m2) + (m1 + m3).
 static inline float dot_one(const float *x, const float *c, intptr_t count) {
     float l[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (intptr_t j = 0; j < count; j += 8) {
+    intptr_t j = 0;
+    for (; j + 8 <= count; j += 8) {
         for (int k = 0; k < 8; k++) l[k] = fmaf(x[j + k], c[j + k], l[k]);
+    }
+    // A row length of 8n + 4 ends with four taps, into the low four lanes.
+    if (j < count) {
+        for (int k = 0; k < 4; k++) l[k] = fmaf(x[j + k], c[j + k], l[k]);
     }
     const float m0 = l[0] + l[4], m1 = l[1] + l[5], m2 = l[2] + l[6], m3 = l[3] + l[7];
     return (m0 + m2) + (m1 + m3);
@@ -223,12 +228,16 @@ VP_AVX2 void vp_interpolate_avx2(const float *x, const float *evenTaps, const fl
 }
 
 /// Eight lanes of partial sums folded to four: m_k = l_k + l_(k+4).
+/// Row lengths are a multiple of four: a length of 8n + 4 ends with four taps into the low lanes.
 VP_AVX2 static inline __m128 dot_lanes(const float *x, const float *c, intptr_t count) {
     __m256 sum = _mm256_setzero_ps();
-    for (intptr_t j = 0; j < count; j += 8) {
+    intptr_t j = 0;
+    for (; j + 8 <= count; j += 8) {
         sum = _mm256_fmadd_ps(_mm256_loadu_ps(x + j), _mm256_loadu_ps(c + j), sum);
     }
-    return _mm_add_ps(_mm256_castps256_ps128(sum), _mm256_extractf128_ps(sum, 1));
+    __m128 low = _mm256_castps256_ps128(sum);
+    if (j < count) low = _mm_fmadd_ps(_mm_loadu_ps(x + j), _mm_loadu_ps(c + j), low);
+    return _mm_add_ps(low, _mm256_extractf128_ps(sum, 1));
 }
 
 /// The four-output loop for one row length; a constant length lets the dot products unroll.
@@ -260,8 +269,11 @@ VP_AVX2 intptr_t vp_polyphase_avx2(const float *origin, const float *table, intp
     const intptr_t last = walk[3];
     // Four outputs at a time; lane k of each stored vector is (m0 + m2) + (m1 + m3) of sum k.
     switch (rowLength) {
+    case 12: VP_POLYPHASE_LOOP(12) break;
     case 16: VP_POLYPHASE_LOOP(16) break;
+    case 20: VP_POLYPHASE_LOOP(20) break;
     case 24: VP_POLYPHASE_LOOP(24) break;
+    case 28: VP_POLYPHASE_LOOP(28) break;
     case 32: VP_POLYPHASE_LOOP(32) break;
     default: VP_POLYPHASE_LOOP(rowLength) break;
     }

@@ -11,7 +11,7 @@ import VoicePipeCore
 public enum Acceleration {
     /// The AVX2 + FMA kernels, when this CPU runs them; `nil` otherwise.
     public static let avx2: DSPKernels? = vp_cpu_has_avx2_fma() != 0
-        ? DSPKernels(name: "AVX2 + FMA (C, chosen at run time)", decimate: vp_decimate_avx2, interpolate: vp_interpolate_avx2, polyphase: vp_polyphase_avx2, convertToInt16: vp_convert_int16_avx2, convertToFloat: vp_convert_float_avx2, polyphaseRowMultiple: 8)
+        ? DSPKernels(name: "AVX2 + FMA (C, chosen at run time)", decimate: vp_decimate_avx2, interpolate: vp_interpolate_avx2, polyphase: vp_polyphase_avx2, convertToInt16: vp_convert_int16_avx2, convertToFloat: vp_convert_float_avx2, polyphaseRowMultiple: 4)
         : nil
 
     /// The plain C references of the AVX2 kernels: the same operations in the same order, one
@@ -20,7 +20,7 @@ public enum Acceleration {
         name: "scalar C reference of the AVX2 + FMA kernels",
         decimate: vp_decimate_fma_reference, interpolate: vp_interpolate_fma_reference, polyphase: vp_polyphase_fma_reference,
         convertToInt16: DSPKernels.portable.convertToInt16, convertToFloat: DSPKernels.portable.convertToFloat,
-        polyphaseRowMultiple: 8)
+        polyphaseRowMultiple: 4)
 
     /// The fastest kernels this CPU runs.
     public static var best: DSPKernels { avx2 ?? .portable }
