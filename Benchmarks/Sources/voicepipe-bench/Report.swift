@@ -53,16 +53,19 @@ enum Report {
         line("## Summary: VoicePipe in this run")
         line()
         if !ours.isEmpty {
-            line("| workload (20 ms chunks) | VoicePipe xRT | vs soxr HQ | vs speex q5 | vs lsr SINC_FASTEST | vs memcpy | allocations per chunk |")
-            line("|---|---:|---:|---:|---:|---:|---:|")
+            line("| workload | VoicePipe | xRT (20 ms chunks) | vs soxr HQ (10 / 20 / 100 ms) | vs speex q5 | vs lsr SINC_FASTEST | allocations per chunk |")
+            line("|---|---|---:|---:|---:|---:|---:|")
             for row in ours {
-                func ratio(_ name: String) -> String {
-                    guard let other = r.throughput.first(where: { $0.workload == row.workload && $0.chunkMilliseconds == 20 && $0.contender.hasPrefix(name) }) else { return "–" }
-                    return Format.significant(row.xRealTime.median / other.xRealTime.median) + "×"
+                func ratio(_ name: String, chunk: Int = 20) -> String {
+                    guard let mine = r.throughput.first(where: { $0.workload == row.workload && $0.chunkMilliseconds == chunk && $0.contender == row.contender }),
+                          let other = r.throughput.first(where: { $0.workload == row.workload && $0.chunkMilliseconds == chunk && $0.contender.hasPrefix(name) }) else { return "–" }
+                    return Format.significant(mine.xRealTime.median / other.xRealTime.median) + "×"
                 }
+                let soxr = Workload.chunkMilliseconds.map { ratio("soxr HQ", chunk: $0) }.joined(separator: " / ")
                 let allocations = r.allocations.first { $0.workload == row.workload && $0.chunkMilliseconds == 20 && $0.contender == row.contender }
                 let title = Workload.all.first { $0.id == row.workload }?.title ?? row.workload
-                line("| \(title) | \(Format.spread(row.xRealTime)) | \(ratio("soxr HQ")) | \(ratio("speex q5")) | \(ratio("lsr SINC_FASTEST")) | \(ratio("memcpy")) | \(allocations.map { Format.trimmed($0.perChunk) } ?? "–") |")
+                let kernels = row.contender.replacingOccurrences(of: "VoicePipe ", with: "")
+                line("| \(title) | \(kernels) | \(Format.spread(row.xRealTime)) | \(soxr) | \(ratio("speex q5")) | \(ratio("lsr SINC_FASTEST")) | \(allocations.map { Format.trimmed($0.perChunk) } ?? "–") |")
             }
             line()
         }
