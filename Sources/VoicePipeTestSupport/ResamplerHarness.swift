@@ -40,3 +40,10 @@ public func countAllocations(_ body: () throws -> Void) rethrows -> UInt64 {
     try body()
     return vp_allocations_end()
 }
+
+/// Allocation counting across calls on one thread (a tap on an audio thread, say): ``begin()``
+/// starts counting on the calling thread, ``end()`` returns the count since.
+public enum ThreadAllocations {
+    public static func begin() { vp_allocations_begin() }
+    public static func end() -> UInt64 { vp_allocations_end() }
+}

@@ -1,0 +1,79 @@
+/// Which way audio flows through a device.
+public enum AudioDirection: String, Sendable, Hashable, CustomStringConvertible {
+    case capture
+    case playback
+
+    public var description: String { rawValue }
+}
+
+/// Why a device cannot be used: audio is unavailable, and the caller carries on without it (a voice
+/// session continues as a text conversation).
+public struct AudioUnavailable: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong.
+    public enum Reason: Sendable, Hashable {
+        /// The device reported a format the guard refuses: a zero, negative or non-finite rate, or
+        /// no channels. No tap was installed.
+        case format(FormatRejection)
+        /// No device of that name exists (or the system has no sound card).
+        case noDevice
+        /// The device exists but this user may not open it.
+        case permissionDenied
+        /// Another program holds the device.
+        case deviceBusy
+        /// The device opened but refused every format it was offered.
+        case formatRefused(String)
+        /// Any other failure, with the system's error number and message.
+        case failed(code: Int, message: String)
+    }
+
+    /// The device's name as the caller gave it ("default", "hw:1,0", …).
+    public let device: String
+    public let direction: AudioDirection
+    public let reason: Reason
+
+    public init(device: String, direction: AudioDirection, reason: Reason) {
+        self.device = device
+        self.direction = direction
+        self.reason = reason
+    }
+
+    public var description: String {
+        let what = "audio \(direction) on '\(device)' is unavailable"
+        switch reason {
+        case .format(let rejection):
+            return "\(what): \(rejection); no tap was installed"
+        case .noDevice:
+            return "\(what): there is no such device (see 'voicepipe devices' for the ones this system has)"
+        case .permissionDenied:
+            return "\(what): permission denied; add this user to the 'audio' group or run with access to /dev/snd"
+        case .deviceBusy:
+            return "\(what): the device is busy; another program is using it"
+        case .formatRefused(let detail):
+            return "\(what): the device refused the format: \(detail)"
+        case .failed(let code, let message):
+            return "\(what): \(message) (error \(code))"
+        }
+    }
+}
+
+/// A failure of a device that was open: it could not start, or it went away mid-stream.
+public enum AudioDeviceError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A tap (or a player) is already installed; remove it first.
+    case alreadyStarted(device: String)
+    /// Starting the stream failed.
+    case startFailed(device: String, code: Int, message: String)
+    /// The device failed mid-stream with an error other than an overrun or underrun (it was
+    /// unplugged, or its driver gave up). Everything delivered before stays delivered.
+    case deviceLost(device: String, code: Int, message: String, framesBefore: Int)
+
+    public var description: String {
+        switch self {
+        case .alreadyStarted(let device):
+            "'\(device)' is already streaming; stop it first"
+        case .startFailed(let device, let code, let message):
+            "'\(device)' could not start: \(message) (error \(code))"
+        case .deviceLost(let device, let code, let message, let frames):
+            "'\(device)' failed after \(frames) frames: \(message) (error \(code)); what was captured before is kept"
+        }
+    }
+}

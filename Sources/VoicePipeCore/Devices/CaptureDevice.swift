@@ -1,0 +1,103 @@
+/// What a capture tap returns after each buffer: keep the stream going, or end it.
+public enum CaptureTapAction: Sendable, Hashable {
+    case proceed
+    case stop
+}
+
+/// The closure a capture device calls with each buffer.
+///
+/// It runs **on the device's audio thread**, once per buffer, with interleaved frames in the
+/// device's validated format; the bytes are valid only during the call. It must return quickly and
+/// must not wait on locks or actors that other code holds. The usual tap copies the bytes into an
+/// ``AudioRing`` and returns; another thread reads the ring and runs the `CaptureConverter`.
+public typealias CaptureTap = @Sendable (UnsafeRawBufferPointer) -> CaptureTapAction
+
+/// How a capture stream went, once it has ended.
+public struct CaptureReport: Sendable, Hashable {
+    /// Frames handed to the tap.
+    public let frames: Int
+    /// Overruns (the tap or the system fell behind and the device dropped audio), each recovered.
+    public let overruns: Int
+
+    public init(frames: Int, overruns: Int) {
+        self.frames = frames
+        self.overruns = overruns
+    }
+}
+
+/// The hardware side of a capture device: what the driver negotiated and how it streams.
+///
+/// VoicePipeIO implements it over ALSA; tests implement it with a fake. Code outside VoicePipe
+/// uses ``CaptureDevice``, which puts the format guard in front of ``installTap(format:_:)``.
+public protocol CaptureHardware: AnyObject, Sendable {
+    /// The device's name ("default", "hw:1,0", …).
+    var name: String { get }
+    /// The format the device negotiated, exactly as it reports it: unchecked, since a device that
+    /// lost its route can report 0 Hz or no channels.
+    var reportedFormat: AudioFormat { get }
+    /// Starts streaming buffers of `format` to `tap` on the device's own thread. On real hardware
+    /// a tap with an invalid format is a crash, which is why this takes only a validated format.
+    func installTap(format: ValidatedFormat, _ tap: @escaping CaptureTap) throws(AudioDeviceError)
+    /// Asks the stream to end after the current buffer; returns at once, from any thread.
+    func requestStop()
+    /// Blocks until the stream has ended (by ``requestStop()``, by the tap, or by a failure).
+    /// - Throws: ``AudioDeviceError/deviceLost(device:code:message:framesBefore:)`` when the
+    ///   device failed mid-stream.
+    func waitUntilStopped() throws(AudioDeviceError) -> CaptureReport
+    /// Ends any stream and releases the device.
+    func close()
+}
+
+/// A capture device whose format passed the guard: the only way to install a capture tap.
+///
+/// ``open(_:)`` validates the negotiated format before anything else happens; a device reporting
+/// 0 Hz, a non-finite rate or no channels gives ``AudioUnavailable`` and never reaches a tap.
+public final class CaptureDevice: Sendable {
+    /// The negotiated format, validated.
+    public let format: ValidatedFormat
+    /// The hardware behind the device.
+    public let hardware: any CaptureHardware
+
+    /// The device's name.
+    public var name: String { hardware.name }
+
+    private init(hardware: any CaptureHardware, format: ValidatedFormat) {
+        self.hardware = hardware
+        self.format = format
+    }
+
+    /// Checks the hardware's negotiated format and wraps it.
+    /// - Throws: ``AudioUnavailable`` with reason ``AudioUnavailable/Reason/format(_:)`` when the
+    ///   guard refuses the format; the hardware is closed and no tap is installed.
+    public static func open(_ hardware: any CaptureHardware) throws(AudioUnavailable) -> CaptureDevice {
+        switch FormatGuard.verdict(for: hardware.reportedFormat) {
+        case .success(let format):
+            return CaptureDevice(hardware: hardware, format: format)
+        case .failure(let rejection):
+            hardware.close()
+            throw AudioUnavailable(device: hardware.name, direction: .capture, reason: .format(rejection))
+        }
+    }
+
+    /// Starts the stream: `tap` receives every buffer on the audio thread (see ``CaptureTap``).
+    public func installTap(_ tap: @escaping CaptureTap) throws(AudioDeviceError) {
+        try hardware.installTap(format: format, tap)
+    }
+
+    /// Asks the stream to end; returns at once, from any thread (a signal handler's queue included).
+    public func stop() {
+        hardware.requestStop()
+    }
+
+    /// Blocks until the stream has ended.
+    /// - Returns: frames delivered and overruns recovered.
+    /// - Throws: ``AudioDeviceError/deviceLost(device:code:message:framesBefore:)`` when the
+    ///   device failed mid-stream; everything delivered before stays delivered.
+    public func waitUntilStopped() throws(AudioDeviceError) -> CaptureReport {
+        try hardware.waitUntilStopped()
+    }
+
+    deinit {
+        hardware.close()
+    }
+}

@@ -1,0 +1,171 @@
+@preconcurrency import CALSA
+import Glibc
+import Synchronization
+import VoicePipeCore
+
+/// An ALSA capture PCM with interleaved access, read on its own thread.
+///
+/// The audio thread reads one period at a time into a buffer allocated before the stream starts,
+/// and hands it to the tap: no allocation per buffer, no lock shared with other code (stop
+/// requests and counters are atomics). The buffer is zeroed before each read, because some ALSA
+/// plugins (`null`, and `file` past the end of its `infile`) report a full read without writing.
+/// Overruns are recovered (`snd_pcm_prepare`) and counted; any other read error ends the stream
+/// with ``AudioDeviceError/deviceLost(device:code:message:framesBefore:)``.
+public final class ALSACapture: CaptureHardware {
+    public let name: String
+    public let reportedFormat: AudioFormat
+    /// Frames per read.
+    public let periodFrames: Int
+
+    private let pcm: ALSAPCM
+    private let stopRequested = Atomic<Bool>(false)
+    private let framesDelivered = Atomic<Int>(0)
+    private let overrunCount = Atomic<Int>(0)
+    private let stream = Mutex(StreamState())
+
+    private struct StreamState: @unchecked Sendable {
+        // pthread_t is a plain integer on Linux; only the controlling thread touches it.
+        var thread: pthread_t?
+        var failure: AudioDeviceError?
+    }
+
+    /// Opens `name` for capture and negotiates its format (native rate, channels and the best
+    /// sample type unless `preferences` insist), without starting a stream.
+    /// - Throws: ``AudioUnavailable`` naming why: no device, permission denied, busy, or a
+    ///   format the device refuses.
+    public init(name: String, preferences: DevicePreferences = DevicePreferences(), configuration: ALSAConfiguration? = nil) throws(AudioUnavailable) {
+        let pcm = try ALSAPCM(name: name, direction: .capture, configuration: configuration)
+        let parameters = try ALSAHardwareParameters(pcm)
+        reportedFormat = try parameters.negotiate(access: SND_PCM_ACCESS_RW_INTERLEAVED, types: ALSAHardwareParameters.captureTypes, preferences: preferences)
+        periodFrames = try parameters.apply()
+        self.pcm = pcm
+        self.name = name
+    }
+
+    deinit {
+        close()
+    }
+
+    public func installTap(format: ValidatedFormat, _ tap: @escaping CaptureTap) throws(AudioDeviceError) {
+        try stream.withLock { state throws(AudioDeviceError) in
+            guard state.thread == nil else { throw .alreadyStarted(device: name) }
+            stopRequested.store(false, ordering: .relaxed)
+            state.failure = nil
+            let prepared = snd_pcm_prepare(pcm.handle)
+            guard prepared == 0 else {
+                throw .startFailed(device: name, code: Int(-prepared), message: ALSA.message(prepared))
+            }
+            let context = CaptureThreadContext(capture: self, tap: tap, bytesPerFrame: format.bytesPerFrame)
+            let unmanaged = Unmanaged.passRetained(context)
+            var thread = pthread_t()
+            let created = pthread_create(&thread, nil, { raw in
+                guard let raw else { return nil }
+                Unmanaged<CaptureThreadContext>.fromOpaque(raw).takeRetainedValue().run()
+                return nil
+            }, unmanaged.toOpaque())
+            guard created == 0 else {
+                unmanaged.release()
+                throw .startFailed(device: name, code: Int(created), message: String(cString: strerror(created)))
+            }
+            state.thread = thread
+        }
+    }
+
+    public func requestStop() {
+        stopRequested.store(true, ordering: .relaxed)
+    }
+
+    public func waitUntilStopped() throws(AudioDeviceError) -> CaptureReport {
+        let thread = stream.withLock { state in
+            defer { state.thread = nil }
+            return state.thread
+        }
+        if let thread {
+            // The last release of a device can happen on its own audio thread, which cannot join itself.
+            if pthread_equal(thread, pthread_self()) != 0 { pthread_detach(thread) } else { pthread_join(thread, nil) }
+        }
+        let report = CaptureReport(frames: framesDelivered.load(ordering: .acquiring), overruns: overrunCount.load(ordering: .acquiring))
+        if let failure = stream.withLock({ $0.failure }) { throw failure }
+        return report
+    }
+
+    public func close() {
+        requestStop()
+        _ = try? waitUntilStopped()
+    }
+
+    /// The audio thread's loop.
+    fileprivate func run(tap: CaptureTap, bytesPerFrame: Int) {
+        let handle = pcm.handle
+        let byteCount = periodFrames * bytesPerFrame
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: 16)
+        defer { buffer.deallocate() }
+        var failure: (code: Int32, message: String)?
+        while !stopRequested.load(ordering: .relaxed) {
+            memset(buffer, 0, byteCount)
+            let read = snd_pcm_readi(handle, buffer, snd_pcm_uframes_t(periodFrames))
+            if read > 0 {
+                let frames = Int(read)
+                framesDelivered.add(frames, ordering: .releasing)
+                if tap(UnsafeRawBufferPointer(start: buffer, count: frames * bytesPerFrame)) == .stop { break }
+                continue
+            }
+            let code = Int32(truncatingIfNeeded: read)
+            switch -code {
+            case 0, EAGAIN, EINTR:
+                continue
+            case EPIPE:
+                // Overrun: the device dropped audio while nobody read. Count it and carry on.
+                overrunCount.add(1, ordering: .releasing)
+                let prepared = snd_pcm_prepare(handle)
+                if prepared < 0 { failure = (prepared, ALSA.message(prepared)) }
+            case ESTRPIPE:
+                // Suspended (system sleep): wait for the device to resume, else restart it.
+                var resumed = snd_pcm_resume(handle)
+                while resumed == -EAGAIN && !stopRequested.load(ordering: .relaxed) {
+                    usleep(10_000)
+                    resumed = snd_pcm_resume(handle)
+                }
+                if resumed < 0 {
+                    let prepared = snd_pcm_prepare(handle)
+                    if prepared < 0 { failure = (prepared, ALSA.message(prepared)) }
+                }
+            default:
+                failure = (code, ALSA.message(code))
+            }
+            if failure != nil { break }
+        }
+        snd_pcm_drop(handle)
+        if let failure {
+            let frames = framesDelivered.load(ordering: .acquiring)
+            stream.withLock { $0.failure = .deviceLost(device: name, code: Int(-failure.code), message: failure.message, framesBefore: frames) }
+        }
+    }
+}
+
+/// What the audio thread needs, handed over through pthread_create's argument.
+private final class CaptureThreadContext: @unchecked Sendable {
+    let capture: ALSACapture
+    let tap: CaptureTap
+    let bytesPerFrame: Int
+
+    init(capture: ALSACapture, tap: @escaping CaptureTap, bytesPerFrame: Int) {
+        self.capture = capture
+        self.tap = tap
+        self.bytesPerFrame = bytesPerFrame
+    }
+
+    func run() {
+        capture.run(tap: tap, bytesPerFrame: bytesPerFrame)
+    }
+}
+
+extension CaptureDevice {
+    /// Opens the ALSA capture device `name` ("default", "hw:1,0", a PCM from `configuration`),
+    /// negotiates its native format and checks it with the guard.
+    /// - Throws: ``AudioUnavailable`` with the reason: no device, permission denied, busy, a
+    ///   refused format, or a format the guard refuses. Audio is then unavailable; carry on without it.
+    public static func open(name: String, preferences: DevicePreferences = DevicePreferences(), configuration: ALSAConfiguration? = nil) throws(AudioUnavailable) -> CaptureDevice {
+        try open(ALSACapture(name: name, preferences: preferences, configuration: configuration))
+    }
+}

@@ -1,0 +1,269 @@
+@preconcurrency import CALSA
+import Glibc
+import VoicePipeCore
+
+/// A private ALSA configuration tree parsed from text, for opening PCMs that the system
+/// configuration does not define (tests use `type file` PCMs this way, with no files or
+/// environment variables involved).
+///
+/// ```
+/// pcm.capture { type file slave.pcm { type null } file "/dev/null" infile "/tmp/in.raw" format raw }
+/// ```
+/// The tree holds only what the text defines: a slave must be written inline (`{ type null }`),
+/// since the system's `null`, `hw` and `default` are not in it.
+public final class ALSAConfiguration: @unchecked Sendable {
+    // The tree is read-only after init; alsa-lib only reads it when opening a PCM.
+    let tree: OpaquePointer
+
+    /// Parses `text` (alsa.conf syntax).
+    /// - Throws: ``AudioUnavailable`` with reason `.failed` naming the parse error.
+    public init(_ text: String) throws(AudioUnavailable) {
+        ALSA.prepare()
+        var top: OpaquePointer?
+        var input: OpaquePointer?
+        guard snd_config_top(&top) == 0, let top else {
+            throw AudioUnavailable(device: "configuration", direction: .capture, reason: .failed(code: Int(ENOMEM), message: "could not create an ALSA configuration tree"))
+        }
+        let bytes = Array(text.utf8)
+        let opened = bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { snd_input_buffer_open(&input, $0.baseAddress, $0.count) }
+        }
+        guard opened == 0, let input else {
+            snd_config_delete(top)
+            throw AudioUnavailable(device: "configuration", direction: .capture, reason: .failed(code: Int(-opened), message: ALSA.message(opened)))
+        }
+        let loaded = snd_config_load(top, input)
+        snd_input_close(input)
+        guard loaded == 0 else {
+            snd_config_delete(top)
+            throw AudioUnavailable(device: "configuration", direction: .capture, reason: .failed(code: Int(-loaded), message: "the ALSA configuration does not parse: \(ALSA.message(loaded))"))
+        }
+        tree = top
+    }
+
+    deinit {
+        snd_config_delete(tree)
+    }
+}
+
+/// Shared ALSA helpers.
+enum ALSA {
+    private static let silenced: Bool = {
+        vp_alsa_silence_errors()
+        return true
+    }()
+
+    /// Replaces alsa-lib's stderr error printer (once per process): VoicePipe reports errors itself.
+    static func prepare() {
+        _ = silenced
+    }
+
+    /// alsa-lib's text for a negative error code.
+    static func message(_ code: Int32) -> String {
+        String(cString: snd_strerror(code))
+    }
+
+    /// The ALSA sample format for a sample type (little-endian, as every supported host is).
+    static func format(_ type: SampleType) -> snd_pcm_format_t {
+        switch type {
+        case .int16: SND_PCM_FORMAT_S16_LE
+        case .int32: SND_PCM_FORMAT_S32_LE
+        case .float32: SND_PCM_FORMAT_FLOAT_LE
+        case .float64: SND_PCM_FORMAT_FLOAT64_LE
+        }
+    }
+
+    /// The reason an open failed, from its error code.
+    static func openFailure(_ code: Int32) -> AudioUnavailable.Reason {
+        switch -code {
+        case ENOENT, ENODEV, ENXIO: .noDevice
+        case EACCES, EPERM: .permissionDenied
+        case EBUSY, EAGAIN: .deviceBusy
+        default: .failed(code: Int(-code), message: message(code))
+        }
+    }
+}
+
+/// An open ALSA PCM: the handle and its negotiated hardware parameters. Closed on deinit.
+final class ALSAPCM: @unchecked Sendable {
+    // The handle is used by one thread at a time: the opener, then the audio thread while streaming.
+    let handle: OpaquePointer
+    let name: String
+    let direction: AudioDirection
+
+    /// Opens `name` for `direction`, through `configuration` when given, else the system's.
+    init(name: String, direction: AudioDirection, configuration: ALSAConfiguration?, nonBlocking: Bool = false) throws(AudioUnavailable) {
+        ALSA.prepare()
+        var pcm: OpaquePointer?
+        let stream = direction == .capture ? SND_PCM_STREAM_CAPTURE : SND_PCM_STREAM_PLAYBACK
+        let mode = nonBlocking ? Int32(SND_PCM_NONBLOCK) : 0
+        let result: Int32
+        if let configuration {
+            result = snd_pcm_open_lconf(&pcm, name, stream, mode, configuration.tree)
+        } else {
+            result = snd_pcm_open(&pcm, name, stream, mode)
+        }
+        guard result == 0, let pcm else {
+            throw AudioUnavailable(device: name, direction: direction, reason: ALSA.openFailure(result))
+        }
+        handle = pcm
+        self.name = name
+        self.direction = direction
+    }
+
+    deinit {
+        snd_pcm_close(handle)
+    }
+
+    func unavailable(_ reason: AudioUnavailable.Reason) -> AudioUnavailable {
+        AudioUnavailable(device: name, direction: direction, reason: reason)
+    }
+}
+
+/// A hardware-parameter space: everything the device allows, narrowed step by step.
+final class ALSAHardwareParameters {
+    let pointer: OpaquePointer
+    let pcm: ALSAPCM
+
+    /// The full space the device allows, with ALSA's own resampling off so that the rates are the
+    /// device's (a plug layer that resamples stays transparent, since VoicePipe resamples better).
+    init(_ pcm: ALSAPCM) throws(AudioUnavailable) {
+        var params: OpaquePointer?
+        guard snd_pcm_hw_params_malloc(&params) == 0, let params else {
+            throw pcm.unavailable(.failed(code: Int(ENOMEM), message: "out of memory"))
+        }
+        pointer = params
+        self.pcm = pcm
+        let any = snd_pcm_hw_params_any(pcm.handle, params)
+        guard any >= 0 else { throw pcm.unavailable(.failed(code: Int(-any), message: "the device has no usable configuration: \(ALSA.message(any))")) }
+        _ = snd_pcm_hw_params_set_rate_resample(pcm.handle, params, 0)
+    }
+
+    deinit {
+        snd_pcm_hw_params_free(pointer)
+    }
+
+    var rateRange: (min: UInt32, max: UInt32) {
+        var low: UInt32 = 0, high: UInt32 = 0, direction: Int32 = 0
+        _ = snd_pcm_hw_params_get_rate_min(pointer, &low, &direction)
+        _ = snd_pcm_hw_params_get_rate_max(pointer, &high, &direction)
+        return (low, high)
+    }
+
+    var channelRange: (min: UInt32, max: UInt32) {
+        var low: UInt32 = 0, high: UInt32 = 0
+        _ = snd_pcm_hw_params_get_channels_min(pointer, &low)
+        _ = snd_pcm_hw_params_get_channels_max(pointer, &high)
+        return (low, high)
+    }
+
+    func accepts(rate: UInt32) -> Bool { snd_pcm_hw_params_test_rate(pcm.handle, pointer, rate, 0) == 0 }
+    func accepts(channels: UInt32) -> Bool { snd_pcm_hw_params_test_channels(pcm.handle, pointer, channels) == 0 }
+    func accepts(format: snd_pcm_format_t) -> Bool { snd_pcm_hw_params_test_format(pcm.handle, pointer, format) == 0 }
+    func accepts(access: snd_pcm_access_t) -> Bool { snd_pcm_hw_params_test_access(pcm.handle, pointer, access) == 0 }
+
+    /// The ALSA names of every sample format the device accepts.
+    var formatNames: [String] {
+        (0...Int(SND_PCM_FORMAT_LAST.rawValue)).compactMap { raw in
+            let format = snd_pcm_format_t(rawValue: Int32(raw))
+            guard accepts(format: format), let name = snd_pcm_format_name(format) else { return nil }
+            return String(cString: name)
+        }
+    }
+
+    /// The rates VoicePipe tries, most preferred first, when the caller names none.
+    static let nativeRates: [UInt32] = [48_000, 44_100, 96_000, 32_000, 88_200, 192_000, 24_000, 22_050, 16_000, 11_025, 8_000]
+    /// The sample types VoicePipe reads, most preferred first (more bits before fewer).
+    static let captureTypes: [SampleType] = [.float32, .int32, .int16, .float64]
+
+    /// Narrows the space to one format: access, sample type, channels, rate, then period and
+    /// buffer sizes. Preferences left `nil` take the device's native value.
+    /// - Returns: the format as negotiated (rate and channels read back from the device).
+    func negotiate(access: snd_pcm_access_t, types: [SampleType], preferences: DevicePreferences) throws(AudioUnavailable) -> AudioFormat {
+        let handle = pcm.handle
+        guard snd_pcm_hw_params_set_access(handle, pointer, access) == 0 else {
+            let what = access == SND_PCM_ACCESS_RW_NONINTERLEAVED ? "non-interleaved access (SND_PCM_ACCESS_RW_NONINTERLEAVED)" : "interleaved access (SND_PCM_ACCESS_RW_INTERLEAVED)"
+            throw pcm.unavailable(.formatRefused("it does not offer \(what); a 'plug' device such as 'plughw:0' or 'default' converts"))
+        }
+        let candidates = preferences.sampleType.map { [$0] } ?? types
+        guard let type = candidates.first(where: { accepts(format: ALSA.format($0)) }),
+              snd_pcm_hw_params_set_format(handle, pointer, ALSA.format(type)) == 0 else {
+            let names = candidates.map { String(cString: snd_pcm_format_name(ALSA.format($0))) }.joined(separator: ", ")
+            throw pcm.unavailable(.formatRefused("it takes none of the sample formats VoicePipe offers (\(names)); a 'plug' device such as 'plughw:0' or 'default' converts"))
+        }
+        let channels = channelRange
+        var channelCount = UInt32(clamping: preferences.channelCount ?? 0)
+        if preferences.channelCount == nil {
+            channelCount = channels.min == channels.max || !accepts(channels: 2) ? channels.min : 2
+        }
+        guard snd_pcm_hw_params_set_channels(handle, pointer, channelCount) == 0 else {
+            throw pcm.unavailable(.formatRefused("it does not take \(channelCount) channels (it takes \(channels.min)–\(channels.max))"))
+        }
+        let rates = rateRange
+        var rate: UInt32
+        if let wanted = preferences.sampleRate {
+            guard wanted.isFinite, wanted >= 1, wanted <= Double(UInt32.max) else {
+                throw pcm.unavailable(.formatRefused("\(wanted) Hz is not a sample rate"))
+            }
+            rate = UInt32(wanted.rounded())
+            guard snd_pcm_hw_params_set_rate(handle, pointer, rate, 0) == 0 else {
+                throw pcm.unavailable(.formatRefused("it does not run at \(rate) Hz (it takes \(rates.min)–\(rates.max) Hz)"))
+            }
+        } else {
+            rate = rates.min == rates.max ? rates.min : (Self.nativeRates.first(where: accepts(rate:)) ?? 48_000)
+            var direction: Int32 = 0
+            guard snd_pcm_hw_params_set_rate_near(handle, pointer, &rate, &direction) == 0 else {
+                throw pcm.unavailable(.formatRefused("it accepts no sample rate near \(rate) Hz"))
+            }
+        }
+        var period = snd_pcm_uframes_t(max(1, Int(rate) * preferences.periodMilliseconds / 1000))
+        var direction: Int32 = 0
+        _ = snd_pcm_hw_params_set_period_size_near(handle, pointer, &period, &direction)
+        var buffer = period * snd_pcm_uframes_t(max(2, preferences.periods))
+        _ = snd_pcm_hw_params_set_buffer_size_near(handle, pointer, &buffer)
+
+        var negotiatedRate: UInt32 = 0, negotiatedChannels: UInt32 = 0
+        direction = 0
+        _ = snd_pcm_hw_params_get_rate(pointer, &negotiatedRate, &direction)
+        _ = snd_pcm_hw_params_get_channels(pointer, &negotiatedChannels)
+        return AudioFormat(sampleRate: Double(negotiatedRate), channelCount: Int(negotiatedChannels), sampleType: type,
+                           isInterleaved: access != SND_PCM_ACCESS_RW_NONINTERLEAVED)
+    }
+
+    /// Installs the narrowed parameters on the device (the stream is prepared, not started).
+    /// - Returns: the period size in frames.
+    func apply() throws(AudioUnavailable) -> Int {
+        let result = snd_pcm_hw_params(pcm.handle, pointer)
+        guard result == 0 else {
+            throw pcm.unavailable(.formatRefused("the negotiated parameters were refused: \(ALSA.message(result))"))
+        }
+        var period: snd_pcm_uframes_t = 0
+        var direction: Int32 = 0
+        _ = snd_pcm_hw_params_get_period_size(pointer, &period, &direction)
+        return max(Int(period), 1)
+    }
+}
+
+/// What to ask a device for. Everything left `nil` takes the device's native value: VoicePipe
+/// converts any rate, channel count and sample type, so it never asks for 16 kHz.
+public struct DevicePreferences: Sendable, Hashable {
+    /// A rate to insist on (the open fails if the device refuses it); `nil` for the native rate.
+    public var sampleRate: Double?
+    /// A channel count to insist on; `nil` for the native count.
+    public var channelCount: Int?
+    /// A capture sample type to insist on; `nil` for the best the device offers. Playback is
+    /// always Float32.
+    public var sampleType: SampleType?
+    /// Audio per transfer, in milliseconds (default 10).
+    public var periodMilliseconds: Int
+    /// Transfers the device buffers (default 4: 40 ms).
+    public var periods: Int
+
+    public init(sampleRate: Double? = nil, channelCount: Int? = nil, sampleType: SampleType? = nil, periodMilliseconds: Int = 10, periods: Int = 4) {
+        self.sampleRate = sampleRate
+        self.channelCount = channelCount
+        self.sampleType = sampleType
+        self.periodMilliseconds = min(max(periodMilliseconds, 1), 1000)
+        self.periods = min(max(periods, 2), 64)
+    }
+}

@@ -1,0 +1,105 @@
+@preconcurrency import CALSA
+import Glibc
+import VoicePipeCore
+
+/// An ALSA playback PCM opened with Float32 samples and non-interleaved access
+/// (`SND_PCM_FORMAT_FLOAT_LE`, `SND_PCM_ACCESS_RW_NONINTERLEAVED`): one contiguous buffer per
+/// channel, exactly VoicePipe's player format. A device that refuses either is unavailable, with
+/// the reason; VoicePipe never falls back to a 16-bit connection.
+///
+/// Writes block while the device's buffer is full. Underruns are recovered (`snd_pcm_prepare`) and
+/// counted; any other write error fails the write with ``PlayerSinkError/deviceFailure(code:message:)``.
+public final class ALSAPlayback: PlaybackHardware {
+    public let name: String
+    public let reportedFormat: AudioFormat
+    public private(set) var underruns = 0
+
+    private let pcm: ALSAPCM
+    private let channelPointers: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+
+    /// Opens `name` for playback and negotiates Float32 non-interleaved at the device's native
+    /// rate and channel count, unless `preferences` insist on others.
+    /// - Throws: ``AudioUnavailable`` naming why: no device, permission denied, busy, or a
+    ///   format the device refuses.
+    public init(name: String, preferences: DevicePreferences = DevicePreferences(), configuration: ALSAConfiguration? = nil) throws(AudioUnavailable) {
+        let pcm = try ALSAPCM(name: name, direction: .playback, configuration: configuration)
+        let parameters = try ALSAHardwareParameters(pcm)
+        var playback = preferences
+        playback.sampleType = .float32
+        reportedFormat = try parameters.negotiate(access: SND_PCM_ACCESS_RW_NONINTERLEAVED, types: [.float32], preferences: playback)
+        _ = try parameters.apply()
+        self.pcm = pcm
+        self.name = name
+        channelPointers = .allocate(capacity: max(reportedFormat.channelCount, 1))
+        channelPointers.initialize(repeating: nil, count: max(reportedFormat.channelCount, 1))
+    }
+
+    deinit {
+        channelPointers.deallocate()
+    }
+
+    public func start(_ format: PlayerFormat) throws(PlayerSinkError) {
+        let prepared = snd_pcm_prepare(pcm.handle)
+        guard prepared == 0 else { throw .deviceFailure(code: Int(-prepared), message: ALSA.message(prepared)) }
+    }
+
+    public func write(_ buffer: PlaybackBuffer) throws(PlayerSinkError) {
+        guard buffer.channelCount == reportedFormat.channelCount else {
+            throw .channelCountMismatch(expected: reportedFormat.channelCount, received: buffer.channelCount)
+        }
+        var written = 0
+        while written < buffer.frameCount {
+            for channel in 0..<buffer.channelCount {
+                channelPointers[channel] = buffer.channel(channel).baseAddress.map { UnsafeMutableRawPointer(mutating: $0 + written) }
+            }
+            let result = snd_pcm_writen(pcm.handle, channelPointers, snd_pcm_uframes_t(buffer.frameCount - written))
+            if result >= 0 {
+                written += Int(result)
+                continue
+            }
+            let code = Int32(truncatingIfNeeded: result)
+            switch -code {
+            case EAGAIN, EINTR:
+                continue
+            case EPIPE:
+                // Underrun: the device ran dry and played silence. Count it and carry on.
+                underruns += 1
+                let prepared = snd_pcm_prepare(pcm.handle)
+                guard prepared == 0 else { throw .deviceFailure(code: Int(-prepared), message: ALSA.message(prepared)) }
+            case ESTRPIPE:
+                var resumed = snd_pcm_resume(pcm.handle)
+                while resumed == -EAGAIN {
+                    usleep(10_000)
+                    resumed = snd_pcm_resume(pcm.handle)
+                }
+                if resumed < 0 {
+                    let prepared = snd_pcm_prepare(pcm.handle)
+                    guard prepared == 0 else { throw .deviceFailure(code: Int(-prepared), message: ALSA.message(prepared)) }
+                }
+            default:
+                throw .deviceFailure(code: Int(-code), message: "'\(name)' failed while playing: \(ALSA.message(code))")
+            }
+        }
+    }
+
+    public func drain() throws(PlayerSinkError) {
+        let drained = snd_pcm_drain(pcm.handle)
+        guard drained == 0 || drained == -EBADFD else {
+            throw .deviceFailure(code: Int(-drained), message: ALSA.message(drained))
+        }
+    }
+
+    public func close() {
+        snd_pcm_drop(pcm.handle)
+    }
+}
+
+extension PlaybackDevice {
+    /// Opens the ALSA playback device `name` with Float32 non-interleaved access at its native
+    /// rate and channel count (or those `preferences` insist on) and checks the format with the guard.
+    /// - Throws: ``AudioUnavailable`` with the reason: no device, permission denied, busy, a device
+    ///   that refuses Float32 or non-interleaved access, or a format the guard refuses.
+    public static func open(name: String, preferences: DevicePreferences = DevicePreferences(), configuration: ALSAConfiguration? = nil) throws(AudioUnavailable) -> PlaybackDevice {
+        try open(ALSAPlayback(name: name, preferences: preferences, configuration: configuration))
+    }
+}

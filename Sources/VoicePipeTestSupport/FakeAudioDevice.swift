@@ -1,0 +1,135 @@
+import Synchronization
+import VoicePipeCore
+
+/// A stand-in audio device that reports whatever format a test gives it.
+///
+/// Like real hardware, it does not survive a tap or a player connection with an invalid format:
+/// it traps (a precondition failure), the stand-in for the uncatchable exception a device throws.
+/// Tests that hand it 0 Hz, NaN or no channels therefore prove the guard runs first: had the
+/// format reached the tap, the test process would have crashed.
+///
+/// It has no thread of its own: ``deliver(_:)`` calls the tap on the caller's thread, as the
+/// device's audio thread would.
+public final class FakeAudioDevice: CaptureHardware, PlaybackHardware {
+    public let name: String
+    public let reportedFormat: AudioFormat
+
+    private struct State: Sendable {
+        var tap: CaptureTap?
+        var tapInstallations = 0
+        var playerStarts = 0
+        var frames = 0
+        var stopped = false
+        var failure: AudioDeviceError?
+        var played: [[Float]] = []
+        var drained = false
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+
+    /// A device named `name` that reports `format` (any values, valid or not).
+    public init(name: String = "fake", format: AudioFormat) {
+        self.name = name
+        self.reportedFormat = format
+    }
+
+    /// Taps installed so far.
+    public var tapInstallations: Int { state.withLock { $0.tapInstallations } }
+    /// Player connections started so far.
+    public var playerStarts: Int { state.withLock { $0.playerStarts } }
+    /// Whether the device was closed.
+    public var isClosed: Bool { state.withLock { $0.closed } }
+    /// Every sample played, per channel.
+    public var played: [[Float]] { state.withLock { $0.played } }
+    /// Whether a drain ended the playback stream.
+    public var drained: Bool { state.withLock { $0.drained } }
+
+    // MARK: Capture
+
+    public func installTap(format: ValidatedFormat, _ tap: @escaping CaptureTap) throws(AudioDeviceError) {
+        // The hardware's own check, which a real device answers with a crash.
+        precondition(format.sampleRate.isFinite && format.sampleRate > 0 && format.channelCount > 0,
+                     "FakeAudioDevice: a tap was installed with an invalid format (\(format)); the guard was skipped")
+        try state.withLock { state throws(AudioDeviceError) in
+            guard state.tap == nil else { throw .alreadyStarted(device: name) }
+            state.tap = tap
+            state.tapInstallations += 1
+            state.stopped = false
+        }
+    }
+
+    /// Hands `bytes` (interleaved frames of the reported format) to the tap, as the audio thread
+    /// would; returns what the tap answered, or `.stop` when no stream is running.
+    @discardableResult
+    public func deliver(_ bytes: UnsafeRawBufferPointer) -> CaptureTapAction {
+        guard let tap = state.withLock({ $0.stopped ? nil : $0.tap }) else { return .stop }
+        let action = tap(bytes)
+        state.withLock { state in
+            state.frames += bytes.count / max(reportedFormat.bytesPerFrame, 1)
+            if action == .stop { state.stopped = true }
+        }
+        return action
+    }
+
+    /// Ends the stream as an unplugged device would: ``waitUntilStopped()`` throws.
+    public func fail(code: Int, message: String) {
+        state.withLock { state in
+            state.failure = .deviceLost(device: name, code: code, message: message, framesBefore: state.frames)
+            state.stopped = true
+        }
+    }
+
+    public func requestStop() {
+        state.withLock { $0.stopped = true }
+    }
+
+    /// Returns at once (the fake has no thread): the report so far, or the failure set by ``fail(code:message:)``.
+    public func waitUntilStopped() throws(AudioDeviceError) -> CaptureReport {
+        let (frames, failure) = state.withLock { state in
+            state.stopped = true
+            state.tap = nil
+            return (state.frames, state.failure)
+        }
+        if let failure { throw failure }
+        return CaptureReport(frames: frames, overruns: 0)
+    }
+
+    // MARK: Playback
+
+    public var underruns: Int { 0 }
+
+    public func start(_ format: PlayerFormat) throws(PlayerSinkError) {
+        // A 16-bit or invalid player connection crashes real devices.
+        precondition(format.format.sampleType == .float32 && !format.format.isInterleaved,
+                     "FakeAudioDevice: a player was connected with \(format); only deinterleaved Float32 is safe")
+        precondition(format.sampleRate.isFinite && format.sampleRate > 0 && format.channelCount > 0,
+                     "FakeAudioDevice: a player was connected with an invalid format (\(format)); the guard was skipped")
+        state.withLock { state in
+            state.playerStarts += 1
+            state.drained = false
+            if state.played.count != format.channelCount { state.played = Array(repeating: [], count: format.channelCount) }
+        }
+    }
+
+    public func write(_ buffer: PlaybackBuffer) throws(PlayerSinkError) {
+        let channels = (0..<buffer.channelCount).map { Array(buffer.channel($0)) }
+        state.withLock { state in
+            for (index, samples) in channels.enumerated() where index < state.played.count {
+                state.played[index] += samples
+            }
+        }
+    }
+
+    public func drain() throws(PlayerSinkError) {
+        state.withLock { $0.drained = true }
+    }
+
+    public func close() {
+        state.withLock { state in
+            state.closed = true
+            state.stopped = true
+            state.tap = nil
+        }
+    }
+}
