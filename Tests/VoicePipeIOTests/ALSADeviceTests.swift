@@ -1,0 +1,155 @@
+import Foundation
+import Synchronization
+import Testing
+import VoicePipeCore
+import VoicePipeIO
+import VoicePipeTestSupport
+
+/// Real ALSA, no sound card: the `null` device, and `type file` PCMs defined in memory that read
+/// capture audio from a raw file and write playback audio to one. These plugins do not pace in
+/// real time, and past the end of `infile` reads succeed without writing: the code zeroes its buffer.
+struct ALSADeviceTests {
+    /// A capture PCM `cap` reading `infile` and a playback PCM `play` writing `outfile`.
+    static func configuration(infile: String = "/dev/null", outfile: String = "/dev/null") throws -> ALSAConfiguration {
+        try ALSAConfiguration("""
+        pcm.cap { type file slave.pcm { type null } file "/dev/null" infile "\(infile)" format raw }
+        pcm.play { type file slave.pcm { type null } file "\(outfile)" format raw }
+        """)
+    }
+
+    @Test func theSystemListsNullForCaptureAndPlaybackWithAFormatTheGuardAccepts() throws {
+        let devices = AudioDevices.list()
+        let null = try #require(devices.first { $0.name == "null" }, "devices: \(devices.map(\.name))")
+        let capture = try #require(null.capture).get()
+        let playback = try #require(null.playback).get()
+        for capabilities in [capture, playback] {
+            #expect(capabilities.sampleFormats.contains("S16_LE") && capabilities.sampleFormats.contains("FLOAT_LE"))
+            #expect(capabilities.commonRates.contains(48_000) && capabilities.commonRates.contains(8_000))
+            #expect(capabilities.channelCounts.contains(1) && capabilities.channelCounts.contains(2))
+            #expect((try? capabilities.verdict.get()) != nil)
+        }
+        // Unconstrained, null negotiates 48 kHz stereo; playback is always deinterleaved Float32.
+        #expect(capture.negotiated == AudioFormat(sampleRate: 48_000, channelCount: 2, sampleType: .float32, isInterleaved: true))
+        #expect(playback.negotiated == AudioFormat(sampleRate: 48_000, channelCount: 2, sampleType: .float32, isInterleaved: false))
+    }
+
+    @Test func aMissingDeviceIsUnavailableWithNoDeviceForBothDirections() {
+        #expect(throws: AudioUnavailable(device: "voicepipe_missing", direction: .capture, reason: .noDevice)) {
+            try CaptureDevice.open(name: "voicepipe_missing")
+        }
+        #expect(throws: AudioUnavailable(device: "voicepipe_missing", direction: .playback, reason: .noDevice)) {
+            try PlaybackDevice.open(name: "voicepipe_missing")
+        }
+    }
+
+    @Test func aRefusedRateIsUnavailableAndSaysWhy() throws {
+        let hw = try ALSAConfiguration("pcm.fixed { type hw card 99 }")
+        #expect(throws: AudioUnavailable.self) { try CaptureDevice.open(name: "fixed", configuration: hw) }
+        #expect {
+            try CaptureDevice.open(name: "cap", preferences: DevicePreferences(sampleRate: .nan), configuration: try Self.configuration())
+        } throws: { error in
+            guard let unavailable = error as? AudioUnavailable, case .formatRefused(let detail) = unavailable.reason else { return false }
+            return detail == "nan Hz is not a sample rate"
+        }
+    }
+
+    @Test func captureFromAFileBackedPCMGivesExactlyTheConvertersFrames() throws {
+        let directory = try TemporaryDirectory()
+        let frames = 48_000 * 3 / 2
+        let samples = Signals.int16(Fixtures.signal(frames: frames, channels: 2, sampleRate: 48_000).map { $0 * 0.8 })
+        let infile = try directory.file("in.raw", Fixtures.int16LE(samples))
+        let device = try CaptureDevice.open(name: "cap", preferences: DevicePreferences(sampleRate: 48_000, channelCount: 2, sampleType: .int16),
+                                            configuration: try Self.configuration(infile: infile))
+        #expect(device.format.format == AudioFormat(sampleRate: 48_000, channelCount: 2, sampleType: .int16))
+
+        // Read the file and 0.1 s past its end (the plugin goes on "reading"; the tail must be zeros).
+        let wanted = frames + 4_800
+        let ring = AudioRing(capacity: (wanted + 48_000) * 4)
+        let delivered = Atomic<Int>(0)
+        try device.installTap { bytes in
+            #expect(ring.write(bytes))
+            let total = delivered.add(bytes.count / 4, ordering: .relaxed).newValue
+            return total >= wanted ? .stop : .proceed
+        }
+        let report = try device.waitUntilStopped()
+        #expect(report.frames >= wanted && report.overruns == 0)
+
+        let capture = try CaptureConverter(input: device.format)
+        var captured: [Int16] = []
+        var bytes = [UInt8](repeating: 0, count: 1 << 16)
+        while case let count = bytes.withUnsafeMutableBytes({ ring.read(into: $0, granularity: 4) }), count > 0 {
+            try bytes.withUnsafeBytes { try capture.process(UnsafeRawBufferPointer(rebasing: $0[0..<count])) { captured += $0.samples } }
+        }
+        let direct = try CaptureConverter(input: device.format)
+        var expected: [Int16] = []
+        try (samples + [Int16](repeating: 0, count: (report.frames - frames) * 2)).withUnsafeBytes { try direct.process($0) { expected += $0.samples } }
+        #expect(captured.count == expected.count && captured.count >= wanted / 3 - 512)
+        #expect(captured == expected)
+        #expect(captured[(frames / 3 + 100)...].allSatisfy { $0 == 0 }, "past the end of the file the capture is silence")
+    }
+
+    @Test func theAudioThreadAllocatesNothingPerBuffer() throws {
+        let directory = try TemporaryDirectory()
+        let infile = try directory.file("in.raw", [UInt8](repeating: 1, count: 48_000 * 4))
+        let device = try CaptureDevice.open(name: "cap", preferences: DevicePreferences(sampleRate: 48_000, channelCount: 2, sampleType: .int16),
+                                            configuration: try Self.configuration(infile: infile))
+        let ring = AudioRing(capacity: 1 << 22)
+        let buffers = Atomic<Int>(0)
+        let allocations = Atomic<Int>(-1)
+        try device.installTap { bytes in
+            let index = buffers.add(1, ordering: .relaxed).newValue
+            if index == 10 { ThreadAllocations.begin() }
+            if index == 210 { allocations.store(Int(ThreadAllocations.end()), ordering: .relaxed) }
+            ring.write(bytes)
+            return index >= 210 ? .stop : .proceed
+        }
+        _ = try device.waitUntilStopped()
+        #expect(allocations.load(ordering: .relaxed) == 0, "heap allocations on the audio thread over 200 buffers")
+    }
+
+    @Test func playbackOfA24kHzChunkStreamWritesExactlyTheFloat32Samples() throws {
+        let directory = try TemporaryDirectory()
+        let outfile = directory.path("out.raw")
+        let device = try PlaybackDevice.open(name: "play", preferences: DevicePreferences(sampleRate: 24_000, channelCount: 1),
+                                             configuration: try Self.configuration(outfile: outfile))
+        #expect(device.format.format.format == AudioFormat(sampleRate: 24_000, channelCount: 1, sampleType: .float32, isInterleaved: false))
+        // Twenty 20 ms chunks as they come off the wire, every Int16 edge value among them.
+        var wire = (0..<9_600).map { Int16(truncatingIfNeeded: $0 &* 7_919) }
+        wire[0..<4] = [Int16.min, Int16.max, 0, -1]
+        try device.connect(format: device.format.format)
+        let converter = try PlaybackConverter()
+        for start in stride(from: 0, to: wire.count, by: 480) {
+            try wire[start..<start + 480].withUnsafeBufferPointer { chunk in
+                try converter.process(chunk) { try device.play($0) }
+            }
+        }
+        try device.close()
+        let written = try Data(contentsOf: URL(fileURLWithPath: outfile))
+        let expected = Fixtures.littleEndianBytes(wire.map { Float($0) / 32768 })
+        #expect(written.count == wire.count * 4)
+        #expect(Array(written) == expected)
+        #expect(device.underruns == 0)
+    }
+
+    @Test func stereoPlaybackAt48kHzWritesEveryChannelOfTheConvertedStream() throws {
+        let directory = try TemporaryDirectory()
+        let outfile = directory.path("out.raw")
+        let device = try PlaybackDevice.open(name: "play", preferences: DevicePreferences(sampleRate: 48_000, channelCount: 2),
+                                             configuration: try Self.configuration(outfile: outfile))
+        try device.connect(format: device.format.format)
+        let wire = Signals.int16(Signals.sine(frequency: 440, amplitude: 0.5, sampleRate: 24_000, frames: 24_000))
+        let converter = try PlaybackConverter(outputRate: 48_000, channelCount: 2)
+        var left: [Float] = []
+        let collect: (PlaybackBuffer) throws -> Void = { buffer in
+            left += buffer.channel(0)
+            try device.play(buffer)
+        }
+        try wire.withUnsafeBufferPointer { try converter.process($0, collect) }
+        try converter.flush(collect)
+        try device.close()
+        #expect(left.count == 48_000)
+        // The file plugin stores frames interleaved: L R L R …, both channels the upmixed mono.
+        let written = try Data(contentsOf: URL(fileURLWithPath: outfile))
+        #expect(Array(written) == Fixtures.littleEndianBytes(Signals.interleave([left, left])))
+    }
+}
