@@ -84,6 +84,8 @@ public final class FakeAudioDevice: CaptureHardware, PlaybackHardware {
         state.withLock { $0.stopped = true }
     }
 
+    public var isStreaming: Bool { state.withLock { $0.tap != nil && !$0.stopped } }
+
     /// Returns at once (the fake has no thread): the report so far, or the failure set by ``fail(code:message:)``.
     public func waitUntilStopped() throws(AudioDeviceError) -> CaptureReport {
         let (frames, failure) = state.withLock { state in

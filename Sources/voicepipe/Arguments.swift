@@ -85,6 +85,19 @@ struct Arguments {
         return value
     }
 
+    /// A decimal option within `range`, or `nil` when absent.
+    func decimal(_ name: String, in range: ClosedRange<Double>, command: String) throws(CommandFailure) -> Double? {
+        guard let text = values[name] else { return nil }
+        guard let value = Double(text), value.isFinite, range.contains(value) else {
+            throw .usage("'--\(name)' must be a number from \(Self.plain(range.lowerBound)) to \(Self.plain(range.upperBound)), not '\(text)'", command: command)
+        }
+        return value
+    }
+
+    private static func plain(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+
     /// One of `choices`, or `defaultValue` when absent.
     func choice(_ name: String, of choices: [String], default defaultValue: String, command: String) throws(CommandFailure) -> String {
         guard let text = values[name] else { return defaultValue }

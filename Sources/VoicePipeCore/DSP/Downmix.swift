@@ -119,3 +119,21 @@ public enum Downmix {
         return y.replacing(with: 1, where: y .> 1)
     }
 }
+
+extension Downmix {
+    /// ``mono(_:frames:channels:frameStride:channelStride:mode:into:)`` for interleaved raw bytes
+    /// of `sampleType` (host byte order): one channel, or the average of all, as Float32.
+    public static func mono(interleaved bytes: UnsafeRawPointer, sampleType: SampleType, frames: Int, channels: Int,
+                            mode: DownmixMode, into destination: UnsafeMutablePointer<Float>) {
+        switch sampleType {
+        case .int16:
+            mono(bytes.assumingMemoryBound(to: Int16.self), frames: frames, channels: channels, frameStride: channels, channelStride: 1, mode: mode, into: destination)
+        case .int32:
+            mono(bytes.assumingMemoryBound(to: Int32.self), frames: frames, channels: channels, frameStride: channels, channelStride: 1, mode: mode, into: destination)
+        case .float32:
+            mono(bytes.assumingMemoryBound(to: Float.self), frames: frames, channels: channels, frameStride: channels, channelStride: 1, mode: mode, into: destination)
+        case .float64:
+            mono(bytes.assumingMemoryBound(to: Double.self), frames: frames, channels: channels, frameStride: channels, channelStride: 1, mode: mode, into: destination)
+        }
+    }
+}

@@ -40,6 +40,8 @@ public protocol CaptureHardware: AnyObject, Sendable {
     func installTap(format: ValidatedFormat, _ tap: @escaping CaptureTap) throws(AudioDeviceError)
     /// Asks the stream to end after the current buffer; returns at once, from any thread.
     func requestStop()
+    /// Whether a stream is running (a tap installed and the stream not yet ended); any thread.
+    var isStreaming: Bool { get }
     /// Blocks until the stream has ended (by ``requestStop()``, by the tap, or by a failure).
     /// - Throws: ``AudioDeviceError/deviceLost(device:code:message:framesBefore:)`` when the
     ///   device failed mid-stream.
@@ -88,6 +90,9 @@ public final class CaptureDevice: Sendable {
     public func stop() {
         hardware.requestStop()
     }
+
+    /// Whether the stream is still running; poll it to learn, without blocking, that it ended.
+    public var isStreaming: Bool { hardware.isStreaming }
 
     /// Blocks until the stream has ended.
     /// - Returns: frames delivered and overruns recovered.

@@ -21,6 +21,7 @@ public final class ALSACapture: CaptureHardware {
     private let stopRequested = Atomic<Bool>(false)
     private let framesDelivered = Atomic<Int>(0)
     private let overrunCount = Atomic<Int>(0)
+    private let running = Atomic<Bool>(false)
     private let stream = Mutex(StreamState())
 
     private struct StreamState: @unchecked Sendable {
@@ -50,6 +51,8 @@ public final class ALSACapture: CaptureHardware {
         try stream.withLock { state throws(AudioDeviceError) in
             guard state.thread == nil else { throw .alreadyStarted(device: name) }
             stopRequested.store(false, ordering: .relaxed)
+            framesDelivered.store(0, ordering: .relaxed)
+            overrunCount.store(0, ordering: .relaxed)
             state.failure = nil
             let prepared = snd_pcm_prepare(pcm.handle)
             guard prepared == 0 else {
@@ -58,12 +61,14 @@ public final class ALSACapture: CaptureHardware {
             let context = CaptureThreadContext(capture: self, tap: tap, bytesPerFrame: format.bytesPerFrame)
             let unmanaged = Unmanaged.passRetained(context)
             var thread = pthread_t()
+            running.store(true, ordering: .releasing)
             let created = pthread_create(&thread, nil, { raw in
                 guard let raw else { return nil }
                 Unmanaged<CaptureThreadContext>.fromOpaque(raw).takeRetainedValue().run()
                 return nil
             }, unmanaged.toOpaque())
             guard created == 0 else {
+                running.store(false, ordering: .releasing)
                 unmanaged.release()
                 throw .startFailed(device: name, code: Int(created), message: String(cString: strerror(created)))
             }
@@ -74,6 +79,8 @@ public final class ALSACapture: CaptureHardware {
     public func requestStop() {
         stopRequested.store(true, ordering: .relaxed)
     }
+
+    public var isStreaming: Bool { running.load(ordering: .acquiring) }
 
     public func waitUntilStopped() throws(AudioDeviceError) -> CaptureReport {
         let thread = stream.withLock { state in
@@ -140,6 +147,7 @@ public final class ALSACapture: CaptureHardware {
             let frames = framesDelivered.load(ordering: .acquiring)
             stream.withLock { $0.failure = .deviceLost(device: name, code: Int(-failure.code), message: failure.message, framesBefore: frames) }
         }
+        running.store(false, ordering: .releasing)
     }
 }
 

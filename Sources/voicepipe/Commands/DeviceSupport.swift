@@ -1,0 +1,61 @@
+import Dispatch
+import Foundation
+import VoicePipeCore
+import VoicePipeIO
+
+/// Options and helpers shared by the commands that use audio devices.
+enum DeviceSupport {
+    static let deviceOption = Arguments.Option(name: "device", valueName: "name", help: "The ALSA device (default 'default'; see 'voicepipe devices').")
+    static let rateOption = Arguments.Option(name: "rate", valueName: "hz", help: "Insist on this device rate (default: the device's native rate).")
+    static let channelsOption = Arguments.Option(name: "channels", valueName: "n", help: "Insist on this many device channels (default: the device's native count).")
+
+    static func deviceName(_ arguments: Arguments) -> String {
+        arguments.value("device") ?? "default"
+    }
+
+    /// The rate and channel preferences from the command line.
+    static func preferences(_ arguments: Arguments, command: String) throws(CommandFailure) -> DevicePreferences {
+        var preferences = DevicePreferences()
+        if arguments.value("rate") != nil {
+            preferences.sampleRate = Double(try arguments.integer("rate", in: 1_000...768_000, default: 48_000, command: command))
+        }
+        if arguments.value("channels") != nil {
+            preferences.channelCount = try arguments.integer("channels", in: 1...64, default: 2, command: command)
+        }
+        return preferences
+    }
+
+    /// Exit status 69 (EX_UNAVAILABLE) with the reason, for a device that cannot be used.
+    static func failure(_ error: AudioUnavailable) -> CommandFailure {
+        CommandFailure(error.description, exitCode: .unavailable)
+    }
+
+    /// "48000 Hz, 2 channels, Int16".
+    static func describe(_ format: AudioFormat) -> String {
+        let rate = format.sampleRate == format.sampleRate.rounded() && format.sampleRate.isFinite ? String(Int(format.sampleRate)) : String(format.sampleRate)
+        let layout = format.channelCount > 1 ? (format.isInterleaved ? ", interleaved" : ", deinterleaved") : ""
+        return "\(rate) Hz, \(Console.count(format.channelCount, "channel")), \(format.sampleType)\(layout)"
+    }
+}
+
+/// Ctrl-C (SIGINT) and SIGTERM while it lives: the first calls `handler` (on a dispatch queue) so
+/// the command can stop cleanly and keep what it has; the default action is restored on deinit.
+final class StopSignals {
+    private let sources: [any DispatchSourceSignal]
+    private let signals: [Int32] = [SIGINT, SIGTERM]
+
+    init(_ handler: @escaping @Sendable () -> Void) {
+        sources = signals.map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler(handler: handler)
+            source.resume()
+            return source
+        }
+    }
+
+    deinit {
+        sources.forEach { $0.cancel() }
+        signals.forEach { signal($0, SIG_DFL) }
+    }
+}
