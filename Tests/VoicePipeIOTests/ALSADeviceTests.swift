@@ -152,4 +152,18 @@ struct ALSADeviceTests {
         let written = try Data(contentsOf: URL(fileURLWithPath: outfile))
         #expect(Array(written) == Fixtures.littleEndianBytes(Signals.interleave([left, left])))
     }
+
+    @Test func aDeviceThatRefusesFloat32IsUnavailableAndSaysSoInsteadOfConnecting16Bits() throws {
+        // The linear plugin converts between integer formats only: it takes no Float32.
+        let integerOnly = try ALSAConfiguration("pcm.integer { type linear slave { pcm { type null } format S16_LE } }")
+        #expect {
+            try PlaybackDevice.open(name: "integer", configuration: integerOnly)
+        } throws: { error in
+            guard let unavailable = error as? AudioUnavailable, case .formatRefused(let detail) = unavailable.reason else { return false }
+            return unavailable.direction == .playback && detail.contains("FLOAT_LE")
+        }
+        // Capture from it still works, in an integer format.
+        let capture = try CaptureDevice.open(name: "integer", configuration: integerOnly)
+        #expect(capture.format.sampleType == .int32 || capture.format.sampleType == .int16)
+    }
 }

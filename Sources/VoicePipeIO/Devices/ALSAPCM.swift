@@ -188,8 +188,11 @@ final class ALSAHardwareParameters {
         let candidates = preferences.sampleType.map { [$0] } ?? types
         guard let type = candidates.first(where: { accepts(format: ALSA.format($0)) }),
               snd_pcm_hw_params_set_format(handle, pointer, ALSA.format(type)) == 0 else {
+            if pcm.direction == .playback {
+                throw pcm.unavailable(.formatRefused("it does not take Float32 samples (FLOAT_LE), and VoicePipe plays nothing else (a 16-bit player connection crashes real devices); a 'plug' device such as 'plughw:0' or 'default' converts"))
+            }
             let names = candidates.map { String(cString: snd_pcm_format_name(ALSA.format($0))) }.joined(separator: ", ")
-            throw pcm.unavailable(.formatRefused("it takes none of the sample formats VoicePipe offers (\(names)); a 'plug' device such as 'plughw:0' or 'default' converts"))
+            throw pcm.unavailable(.formatRefused("it takes none of the sample formats VoicePipe reads (\(names)); a 'plug' device such as 'plughw:0' or 'default' converts"))
         }
         let channels = channelRange
         var channelCount = UInt32(clamping: preferences.channelCount ?? 0)
