@@ -3,10 +3,10 @@ import VoicePipeCore
 
 /// A stand-in audio device that reports whatever format a test gives it.
 ///
-/// Like real hardware, it does not survive a tap or a player connection with an invalid format:
-/// it traps (a precondition failure), the stand-in for the uncatchable exception a device throws.
-/// Tests that hand it 0 Hz, NaN or no channels therefore prove the guard runs first: had the
-/// format reached the tap, the test process would have crashed.
+/// Like real hardware, it does not survive a tap or a player connection in any format but the one
+/// it reported: it traps (a precondition failure), the stand-in for the uncatchable exception a
+/// device throws. Tests that make it report 0 Hz, NaN or no channels therefore prove the guard
+/// runs first: a tap for that format would have crashed the test process.
 ///
 /// It has no thread of its own: ``deliver(_:)`` calls the tap on the caller's thread, as the
 /// device's audio thread would.
@@ -48,9 +48,10 @@ public final class FakeAudioDevice: CaptureHardware, PlaybackHardware {
     // MARK: Capture
 
     public func installTap(format: ValidatedFormat, _ tap: @escaping CaptureTap) throws(AudioDeviceError) {
-        // The hardware's own check, which a real device answers with a crash.
-        precondition(format.sampleRate.isFinite && format.sampleRate > 0 && format.channelCount > 0,
-                     "FakeAudioDevice: a tap was installed with an invalid format (\(format)); the guard was skipped")
+        // The hardware's own check, which a real device answers with a crash: the tap's format
+        // must be exactly what the device reported (an invalid report can therefore never get here).
+        precondition(format.format == reportedFormat,
+                     "FakeAudioDevice: a tap was installed with \(format), but the device reported \(reportedFormat)")
         try state.withLock { state throws(AudioDeviceError) in
             guard state.tap == nil else { throw .alreadyStarted(device: name) }
             state.tap = tap
@@ -105,8 +106,8 @@ public final class FakeAudioDevice: CaptureHardware, PlaybackHardware {
         // A 16-bit or invalid player connection crashes real devices.
         precondition(format.format.sampleType == .float32 && !format.format.isInterleaved,
                      "FakeAudioDevice: a player was connected with \(format); only deinterleaved Float32 is safe")
-        precondition(format.sampleRate.isFinite && format.sampleRate > 0 && format.channelCount > 0,
-                     "FakeAudioDevice: a player was connected with an invalid format (\(format)); the guard was skipped")
+        precondition(format.format.format == reportedFormat,
+                     "FakeAudioDevice: a player was connected with \(format), but the device reported \(reportedFormat)")
         state.withLock { state in
             state.playerStarts += 1
             state.drained = false

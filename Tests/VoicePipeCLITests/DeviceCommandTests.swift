@@ -141,7 +141,9 @@ struct DeviceCommandTests {
         let errors = Pipe()
         process.standardError = errors
         try process.run()
-        usleep(500_000)
+        // The file appears once the device streams; interrupt a little after that.
+        for _ in 0..<1_000 where !FileManager.default.fileExists(atPath: out) { usleep(10_000) }
+        usleep(200_000)
         process.interrupt()
         let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()

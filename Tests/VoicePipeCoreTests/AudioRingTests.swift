@@ -39,4 +39,31 @@ struct AudioRingTests {
         #expect(out.withUnsafeMutableBytes { ring.read(into: $0, granularity: 3) } == 6)
         #expect(out[0..<6] == [1, 1, 1, 1, 1, 1])
     }
+
+    @Test func aProducerAndAConsumerOnTwoThreadsLoseAndReorderNothing() async throws {
+        // A capacity that does not divide the buffer sizes, so the wrap falls everywhere.
+        let ring = AudioRing(capacity: 1_000)
+        let total = 2_000_000
+        let producer = Task.detached {
+            var next = 0
+            var refused = 0
+            while next < total {
+                let count = min(1 + next % 97, total - next)
+                let buffer = (next..<(next + count)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+                if buffer.withUnsafeBytes({ ring.write($0) }) { next += count } else { refused += 1 }
+            }
+            return refused
+        }
+        var received = 0
+        var mismatches = 0
+        var out = [UInt8](repeating: 0, count: 333)
+        while received < total {
+            let count = out.withUnsafeMutableBytes { ring.read(into: $0) }
+            for i in 0..<count where out[i] != UInt8(truncatingIfNeeded: (received + i) &* 31) { mismatches += 1 }
+            received += count
+        }
+        _ = await producer.value
+        #expect(mismatches == 0)
+        #expect(received == total && ring.availableBytes == 0)
+    }
 }

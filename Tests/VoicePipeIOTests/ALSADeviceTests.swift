@@ -43,13 +43,34 @@ struct ALSADeviceTests {
     }
 
     @Test func aRefusedRateIsUnavailableAndSaysWhy() throws {
-        let hw = try ALSAConfiguration("pcm.fixed { type hw card 99 }")
-        #expect(throws: AudioUnavailable.self) { try CaptureDevice.open(name: "fixed", configuration: hw) }
-        #expect {
-            try CaptureDevice.open(name: "cap", preferences: DevicePreferences(sampleRate: .nan), configuration: try Self.configuration())
-        } throws: { error in
-            guard let unavailable = error as? AudioUnavailable, case .formatRefused(let detail) = unavailable.reason else { return false }
-            return detail == "nan Hz is not a sample rate"
+        let fixed = try ALSAConfiguration("pcm.fixed { type plug slave { pcm { type null } rate 44100 } }")
+        #expect(throws: AudioUnavailable(device: "fixed", direction: .capture, reason: .formatRefused(
+            "it does not run at 48000 Hz (it takes only 44100 Hz); leave the rate to the device, VoicePipe converts any rate"))) {
+            try CaptureDevice.open(name: "fixed", preferences: DevicePreferences(sampleRate: 48_000), configuration: fixed)
+        }
+        // Left to itself the device runs at its own rate, which the converter takes as it is.
+        let native = try CaptureDevice.open(name: "fixed", configuration: fixed)
+        #expect(native.format.sampleRate == 44_100)
+        #expect(throws: ALSAConfigurationError.self) { try ALSAConfiguration("pcm.broken { type file ") }
+    }
+
+    @Test func aTapInAnyFormatButTheDevicesIsRefusedAndAClosedDeviceStaysClosed() throws {
+        let hardware = try ALSACapture(name: "cap", preferences: DevicePreferences(sampleRate: 48_000, channelCount: 2, sampleType: .float32),
+                                       configuration: try Self.configuration())
+        let other = try FormatGuard.validate(AudioFormat(sampleRate: 8_000, channelCount: 1, sampleType: .int16))
+        #expect(throws: AudioDeviceError.startFailed(device: "cap", code: Int(EINVAL),
+                                                     message: "the tap's format (8000 Hz, mono, Int16) is not the device's (48000 Hz, stereo, Float32, interleaved)")) {
+            try hardware.installTap(format: other) { _ in .proceed }
+        }
+        #expect(!hardware.isStreaming)
+        // A stop requested before the stream starts ends it at once.
+        let own = try FormatGuard.validate(hardware.reportedFormat)
+        hardware.requestStop()
+        try hardware.installTap(format: own) { _ in .proceed }
+        #expect(try hardware.waitUntilStopped().frames == 0)
+        hardware.close()
+        #expect(throws: AudioDeviceError.startFailed(device: "cap", code: Int(EBADFD), message: "the device was closed")) {
+            try hardware.installTap(format: own) { _ in .proceed }
         }
     }
 

@@ -28,7 +28,8 @@ public final class AudioRing: @unchecked Sendable {
 
     /// Bytes waiting to be read.
     public var availableBytes: Int {
-        written.load(ordering: .acquiring) - consumed.load(ordering: .acquiring)
+        let start = consumed.load(ordering: .acquiring)
+        return written.load(ordering: .acquiring) - start
     }
 
     /// Producer side: copies all of `bytes` in, or nothing when they do not fit.

@@ -41,7 +41,7 @@ public struct AudioUnavailable: Error, Sendable, Hashable, CustomStringConvertib
         let what = "audio \(direction) on '\(device)' is unavailable"
         switch reason {
         case .format(let rejection):
-            return "\(what): \(rejection); no tap was installed"
+            return "\(what): \(rejection); \(direction == .capture ? "no tap was installed" : "no player was connected")"
         case .noDevice:
             return "\(what): there is no such device (see 'voicepipe devices' for the ones this system has)"
         case .permissionDenied:

@@ -68,7 +68,7 @@ public final class PlaybackDevice: PlayerSink {
     /// Starts the stream; `format` must be the device's own ``format``.
     public func open(_ format: PlayerFormat) throws(PlayerSinkError) {
         guard format == self.format else {
-            throw .deviceFailure(code: 0, message: "'\(name)' plays \(self.format), not \(format); convert to the device's format first (PlaybackConverter(outputRate:channelCount:))")
+            throw .formatMismatch(expected: self.format.description, received: format.description)
         }
         if started { try close() }
         try hardware.start(format)

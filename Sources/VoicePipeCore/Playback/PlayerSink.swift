@@ -6,6 +6,8 @@ public enum PlayerSinkError: Error, Sendable, Hashable, CustomStringConvertible 
     case interleaved(channelCount: Int)
     /// A buffer whose channel count differs from the connected format's.
     case channelCountMismatch(expected: Int, received: Int)
+    /// Connecting with a format other than the one the device plays.
+    case formatMismatch(expected: String, received: String)
     /// Playing before connecting, or after closing.
     case notConnected
     /// The device or file behind the sink failed; `code` is its own error number where it has one.
@@ -19,6 +21,8 @@ public enum PlayerSinkError: Error, Sendable, Hashable, CustomStringConvertible 
             "players accept only deinterleaved audio (one contiguous buffer per channel), not interleaved \(channels)-channel frames"
         case .channelCountMismatch(let expected, let received):
             "the player was connected for \(expected) channel\(expected == 1 ? "" : "s") but received \(received)"
+        case .formatMismatch(let expected, let received):
+            "the player plays \(expected), not \(received); convert to its format first (PlaybackConverter(outputRate:channelCount:))"
         case .notConnected:
             "the player is not connected; connect it to a format first"
         case .deviceFailure(let code, let message):

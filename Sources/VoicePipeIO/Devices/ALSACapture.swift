@@ -18,16 +18,19 @@ public final class ALSACapture: CaptureHardware {
     public let periodFrames: Int
 
     private let pcm: ALSAPCM
+    // Shared with the audio thread: atomics only, so it never waits on the controlling thread.
     private let stopRequested = Atomic<Bool>(false)
+    private let running = Atomic<Bool>(false)
     private let framesDelivered = Atomic<Int>(0)
     private let overrunCount = Atomic<Int>(0)
-    private let running = Atomic<Bool>(false)
-    private let stream = Mutex(StreamState())
+    /// The negative ALSA error that ended the stream, 0 if none; published by `running`'s release.
+    private let failureCode = Atomic<Int>(0)
+    /// The stream's thread until it has been joined. Only controlling threads take this lock, and
+    /// they hold it across the join, so a new stream cannot start while the old one is winding down.
+    private let control = Mutex(Control())
 
-    private struct StreamState: @unchecked Sendable {
-        // pthread_t is a plain integer on Linux; only the controlling thread touches it.
+    private struct Control: Sendable {
         var thread: pthread_t?
-        var failure: AudioDeviceError?
     }
 
     /// Opens `name` for capture and negotiates its format (native rate, channels and the best
@@ -35,7 +38,7 @@ public final class ALSACapture: CaptureHardware {
     /// - Throws: ``AudioUnavailable`` naming why: no device, permission denied, busy, or a
     ///   format the device refuses.
     public init(name: String, preferences: DevicePreferences = DevicePreferences(), configuration: ALSAConfiguration? = nil) throws(AudioUnavailable) {
-        let pcm = try ALSAPCM(name: name, direction: .capture, configuration: configuration)
+        let pcm = try ALSAPCM(name: name, direction: .capture, configuration: configuration, blocking: false)
         let parameters = try ALSAHardwareParameters(pcm)
         reportedFormat = try parameters.negotiate(access: SND_PCM_ACCESS_RW_INTERLEAVED, types: ALSAHardwareParameters.captureTypes, preferences: preferences)
         periodFrames = try parameters.apply()
@@ -47,18 +50,23 @@ public final class ALSACapture: CaptureHardware {
         close()
     }
 
+    /// Starts the audio thread. `format` must be the negotiated format: the device writes frames
+    /// of that size whatever the caller believes.
     public func installTap(format: ValidatedFormat, _ tap: @escaping CaptureTap) throws(AudioDeviceError) {
-        try stream.withLock { state throws(AudioDeviceError) in
-            guard state.thread == nil else { throw .alreadyStarted(device: name) }
-            stopRequested.store(false, ordering: .relaxed)
+        try control.withLock { control throws(AudioDeviceError) in
+            guard format.format == reportedFormat else {
+                throw .startFailed(device: name, code: Int(EINVAL), message: "the tap's format (\(format)) is not the device's (\(reportedFormat))")
+            }
+            guard !pcm.isClosed else { throw .startFailed(device: name, code: Int(EBADFD), message: "the device was closed") }
+            guard control.thread == nil else { throw .alreadyStarted(device: name) }
+            failureCode.store(0, ordering: .relaxed)
             framesDelivered.store(0, ordering: .relaxed)
             overrunCount.store(0, ordering: .relaxed)
-            state.failure = nil
             let prepared = snd_pcm_prepare(pcm.handle)
             guard prepared == 0 else {
                 throw .startFailed(device: name, code: Int(-prepared), message: ALSA.message(prepared))
             }
-            let context = CaptureThreadContext(capture: self, tap: tap, bytesPerFrame: format.bytesPerFrame)
+            let context = CaptureThreadContext(capture: self, tap: tap, bytesPerFrame: reportedFormat.bytesPerFrame)
             let unmanaged = Unmanaged.passRetained(context)
             var thread = pthread_t()
             running.store(true, ordering: .releasing)
@@ -72,10 +80,11 @@ public final class ALSACapture: CaptureHardware {
                 unmanaged.release()
                 throw .startFailed(device: name, code: Int(created), message: String(cString: strerror(created)))
             }
-            state.thread = thread
+            control.thread = thread
         }
     }
 
+    /// Asks the stream to end. A request made before a stream starts ends that stream at once.
     public func requestStop() {
         stopRequested.store(true, ordering: .relaxed)
     }
@@ -83,31 +92,41 @@ public final class ALSACapture: CaptureHardware {
     public var isStreaming: Bool { running.load(ordering: .acquiring) }
 
     public func waitUntilStopped() throws(AudioDeviceError) -> CaptureReport {
-        let thread = stream.withLock { state in
-            defer { state.thread = nil }
-            return state.thread
-        }
-        if let thread {
+        let joined = control.withLock { control -> Bool in
+            guard let thread = control.thread else { return false }
             // The last release of a device can happen on its own audio thread, which cannot join itself.
             if pthread_equal(thread, pthread_self()) != 0 { pthread_detach(thread) } else { pthread_join(thread, nil) }
+            control.thread = nil
+            stopRequested.store(false, ordering: .relaxed)
+            return true
         }
         let report = CaptureReport(frames: framesDelivered.load(ordering: .acquiring), overruns: overrunCount.load(ordering: .acquiring))
-        if let failure = stream.withLock({ $0.failure }) { throw failure }
+        let code = failureCode.load(ordering: .acquiring)
+        if joined, code != 0 {
+            throw .deviceLost(device: name, code: -code, message: ALSA.message(Int32(truncatingIfNeeded: code)), framesBefore: report.frames)
+        }
         return report
     }
 
+    /// Ends any stream and releases the device; later taps are refused.
     public func close() {
         requestStop()
         _ = try? waitUntilStopped()
+        control.withLock { _ in pcm.close() }
     }
 
-    /// The audio thread's loop.
+    /// How long one wait for data may last before the stop flag is checked again, in milliseconds.
+    private static let waitMilliseconds: Int32 = 50
+
+    /// The audio thread's loop. The PCM is non-blocking: with no data yet it waits in
+    /// `snd_pcm_wait` for at most ``waitMilliseconds``, so a stop request is seen even when the
+    /// device has stalled.
     fileprivate func run(tap: CaptureTap, bytesPerFrame: Int) {
         let handle = pcm.handle
         let byteCount = periodFrames * bytesPerFrame
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: 16)
         defer { buffer.deallocate() }
-        var failure: (code: Int32, message: String)?
+        var failure: Int32 = 0
         while !stopRequested.load(ordering: .relaxed) {
             memset(buffer, 0, byteCount)
             let read = snd_pcm_readi(handle, buffer, snd_pcm_uframes_t(periodFrames))
@@ -119,13 +138,16 @@ public final class ALSACapture: CaptureHardware {
             }
             let code = Int32(truncatingIfNeeded: read)
             switch -code {
-            case 0, EAGAIN, EINTR:
+            case 0, EAGAIN:
+                let waited = snd_pcm_wait(handle, Self.waitMilliseconds)
+                if waited < 0 && waited != -EPIPE && waited != -ESTRPIPE && waited != -EINTR { failure = waited }
+            case EINTR:
                 continue
             case EPIPE:
                 // Overrun: the device dropped audio while nobody read. Count it and carry on.
                 overrunCount.add(1, ordering: .releasing)
                 let prepared = snd_pcm_prepare(handle)
-                if prepared < 0 { failure = (prepared, ALSA.message(prepared)) }
+                if prepared < 0 { failure = prepared }
             case ESTRPIPE:
                 // Suspended (system sleep): wait for the device to resume, else restart it.
                 var resumed = snd_pcm_resume(handle)
@@ -135,18 +157,15 @@ public final class ALSACapture: CaptureHardware {
                 }
                 if resumed < 0 {
                     let prepared = snd_pcm_prepare(handle)
-                    if prepared < 0 { failure = (prepared, ALSA.message(prepared)) }
+                    if prepared < 0 { failure = prepared }
                 }
             default:
-                failure = (code, ALSA.message(code))
+                failure = code
             }
-            if failure != nil { break }
+            if failure != 0 { break }
         }
         snd_pcm_drop(handle)
-        if let failure {
-            let frames = framesDelivered.load(ordering: .acquiring)
-            stream.withLock { $0.failure = .deviceLost(device: name, code: Int(-failure.code), message: failure.message, framesBefore: frames) }
-        }
+        failureCode.store(Int(failure), ordering: .relaxed)
         running.store(false, ordering: .releasing)
     }
 }

@@ -16,13 +16,13 @@ public final class ALSAConfiguration: @unchecked Sendable {
     let tree: OpaquePointer
 
     /// Parses `text` (alsa.conf syntax).
-    /// - Throws: ``AudioUnavailable`` with reason `.failed` naming the parse error.
-    public init(_ text: String) throws(AudioUnavailable) {
+    /// - Throws: ``ALSAConfigurationError`` naming the parse error.
+    public init(_ text: String) throws(ALSAConfigurationError) {
         ALSA.prepare()
         var top: OpaquePointer?
         var input: OpaquePointer?
         guard snd_config_top(&top) == 0, let top else {
-            throw AudioUnavailable(device: "configuration", direction: .capture, reason: .failed(code: Int(ENOMEM), message: "could not create an ALSA configuration tree"))
+            throw ALSAConfigurationError(description: "could not create an ALSA configuration tree (out of memory)")
         }
         let bytes = Array(text.utf8)
         let opened = bytes.withUnsafeBufferPointer { buffer in
@@ -30,13 +30,13 @@ public final class ALSAConfiguration: @unchecked Sendable {
         }
         guard opened == 0, let input else {
             snd_config_delete(top)
-            throw AudioUnavailable(device: "configuration", direction: .capture, reason: .failed(code: Int(-opened), message: ALSA.message(opened)))
+            throw ALSAConfigurationError(description: "could not read the ALSA configuration text: \(ALSA.message(opened))")
         }
         let loaded = snd_config_load(top, input)
         snd_input_close(input)
         guard loaded == 0 else {
             snd_config_delete(top)
-            throw AudioUnavailable(device: "configuration", direction: .capture, reason: .failed(code: Int(-loaded), message: "the ALSA configuration does not parse: \(ALSA.message(loaded))"))
+            throw ALSAConfigurationError(description: "the ALSA configuration does not parse (\(ALSA.message(loaded))); check its braces and quotes")
         }
         tree = top
     }
@@ -46,14 +46,22 @@ public final class ALSAConfiguration: @unchecked Sendable {
     }
 }
 
+/// An ALSA configuration text that cannot be used.
+public struct ALSAConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+    public let description: String
+}
+
 /// Shared ALSA helpers.
 enum ALSA {
     private static let silenced: Bool = {
+        guard getenv("VOICEPIPE_ALSA_ERRORS") == nil else { return false }
         vp_alsa_silence_errors()
         return true
     }()
 
     /// Replaces alsa-lib's stderr error printer (once per process): VoicePipe reports errors itself.
+    /// With `VOICEPIPE_ALSA_ERRORS` set in the environment, alsa-lib's own messages stay (useful
+    /// when a configuration file does not do what it should).
     static func prepare() {
         _ = silenced
     }
@@ -84,19 +92,26 @@ enum ALSA {
     }
 }
 
-/// An open ALSA PCM: the handle and its negotiated hardware parameters. Closed on deinit.
+/// An open ALSA PCM: the handle and its negotiated hardware parameters. Closed by ``close()`` or
+/// on deinit.
 final class ALSAPCM: @unchecked Sendable {
-    // The handle is used by one thread at a time: the opener, then the audio thread while streaming.
+    // The handle is used by one thread at a time: the opener, then the audio thread while
+    // streaming; close() runs only after the stream has been joined.
     let handle: OpaquePointer
     let name: String
     let direction: AudioDirection
+    private(set) var isClosed = false
 
     /// Opens `name` for `direction`, through `configuration` when given, else the system's.
-    init(name: String, direction: AudioDirection, configuration: ALSAConfiguration?, nonBlocking: Bool = false) throws(AudioUnavailable) {
+    ///
+    /// The open itself is always non-blocking, so a device another program holds gives
+    /// ``AudioUnavailable/Reason/deviceBusy`` at once instead of waiting; `blocking` then sets the
+    /// mode transfers use.
+    init(name: String, direction: AudioDirection, configuration: ALSAConfiguration?, blocking: Bool) throws(AudioUnavailable) {
         ALSA.prepare()
         var pcm: OpaquePointer?
         let stream = direction == .capture ? SND_PCM_STREAM_CAPTURE : SND_PCM_STREAM_PLAYBACK
-        let mode = nonBlocking ? Int32(SND_PCM_NONBLOCK) : 0
+        let mode = Int32(SND_PCM_NONBLOCK)
         let result: Int32
         if let configuration {
             result = snd_pcm_open_lconf(&pcm, name, stream, mode, configuration.tree)
@@ -106,13 +121,21 @@ final class ALSAPCM: @unchecked Sendable {
         guard result == 0, let pcm else {
             throw AudioUnavailable(device: name, direction: direction, reason: ALSA.openFailure(result))
         }
+        if blocking { snd_pcm_nonblock(pcm, 0) }
         handle = pcm
         self.name = name
         self.direction = direction
     }
 
-    deinit {
+    /// Releases the device (once).
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
         snd_pcm_close(handle)
+    }
+
+    deinit {
+        close()
     }
 
     func unavailable(_ reason: AudioUnavailable.Reason) -> AudioUnavailable {
@@ -143,11 +166,14 @@ final class ALSAHardwareParameters {
         snd_pcm_hw_params_free(pointer)
     }
 
+    /// The whole-hertz rates the space allows (ALSA reports open ends through `dir`).
     var rateRange: (min: UInt32, max: UInt32) {
-        var low: UInt32 = 0, high: UInt32 = 0, direction: Int32 = 0
-        _ = snd_pcm_hw_params_get_rate_min(pointer, &low, &direction)
-        _ = snd_pcm_hw_params_get_rate_max(pointer, &high, &direction)
-        return (low, high)
+        var low: UInt32 = 0, high: UInt32 = 0, lowDirection: Int32 = 0, highDirection: Int32 = 0
+        _ = snd_pcm_hw_params_get_rate_min(pointer, &low, &lowDirection)
+        _ = snd_pcm_hw_params_get_rate_max(pointer, &high, &highDirection)
+        if lowDirection > 0 { low &+= 1 }
+        if highDirection < 0 && high > 0 { high -= 1 }
+        return (low, max(low, high))
     }
 
     var channelRange: (min: UInt32, max: UInt32) {
@@ -210,7 +236,8 @@ final class ALSAHardwareParameters {
             }
             rate = UInt32(wanted.rounded())
             guard snd_pcm_hw_params_set_rate(handle, pointer, rate, 0) == 0 else {
-                throw pcm.unavailable(.formatRefused("it does not run at \(rate) Hz (it takes \(rates.min)–\(rates.max) Hz)"))
+                let allowed = rates.min == rates.max ? "only \(rates.min) Hz" : "\(rates.min)–\(rates.max) Hz"
+                throw pcm.unavailable(.formatRefused("it does not run at \(rate) Hz (it takes \(allowed)); leave the rate to the device, VoicePipe converts any rate"))
             }
         } else {
             rate = rates.min == rates.max ? rates.min : (Self.nativeRates.first(where: accepts(rate:)) ?? 48_000)

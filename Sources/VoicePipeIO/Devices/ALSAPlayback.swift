@@ -7,8 +7,10 @@ import VoicePipeCore
 /// channel, exactly VoicePipe's player format. A device that refuses either is unavailable, with
 /// the reason; VoicePipe never falls back to a 16-bit connection.
 ///
-/// Writes block while the device's buffer is full. Underruns are recovered (`snd_pcm_prepare`) and
-/// counted; any other write error fails the write with ``PlayerSinkError/deviceFailure(code:message:)``.
+/// Writes block while the device's buffer is full. The stream starts only once the buffer is full
+/// (or at the drain), so a player fed 20 ms network chunks has the whole buffer — 80 ms by default —
+/// as its cushion against jitter. Underruns are recovered (`snd_pcm_prepare`) and counted; any other
+/// write error fails the write with ``PlayerSinkError/deviceFailure(code:message:)``.
 public final class ALSAPlayback: PlaybackHardware {
     public let name: String
     public let reportedFormat: AudioFormat
@@ -21,13 +23,14 @@ public final class ALSAPlayback: PlaybackHardware {
     /// rate and channel count, unless `preferences` insist on others.
     /// - Throws: ``AudioUnavailable`` naming why: no device, permission denied, busy, or a
     ///   format the device refuses.
-    public init(name: String, preferences: DevicePreferences = DevicePreferences(), configuration: ALSAConfiguration? = nil) throws(AudioUnavailable) {
-        let pcm = try ALSAPCM(name: name, direction: .playback, configuration: configuration)
+    public init(name: String, preferences: DevicePreferences = DevicePreferences(periods: 8), configuration: ALSAConfiguration? = nil) throws(AudioUnavailable) {
+        let pcm = try ALSAPCM(name: name, direction: .playback, configuration: configuration, blocking: true)
         let parameters = try ALSAHardwareParameters(pcm)
         var playback = preferences
         playback.sampleType = .float32
-        reportedFormat = try parameters.negotiate(access: SND_PCM_ACCESS_RW_NONINTERLEAVED, types: [.float32], preferences: playback)
+        reportedFormat = try parameters.negotiate(access: SND_PCM_ACCESS_RW_NONINTERLEAVED, types: [SampleType.float32], preferences: playback)
         _ = try parameters.apply()
+        try Self.startWhenFull(pcm)
         self.pcm = pcm
         self.name = name
         channelPointers = .allocate(capacity: max(reportedFormat.channelCount, 1))
@@ -38,12 +41,34 @@ public final class ALSAPlayback: PlaybackHardware {
         channelPointers.deallocate()
     }
 
+    /// Software parameters: start the stream when the buffer is full rather than at the first frame.
+    private static func startWhenFull(_ pcm: ALSAPCM) throws(AudioUnavailable) {
+        var software: OpaquePointer?
+        guard snd_pcm_sw_params_malloc(&software) == 0, let software else {
+            throw pcm.unavailable(.failed(code: Int(ENOMEM), message: "out of memory"))
+        }
+        defer { snd_pcm_sw_params_free(software) }
+        var bufferSize: snd_pcm_uframes_t = 0, periodSize: snd_pcm_uframes_t = 0
+        _ = snd_pcm_get_params(pcm.handle, &bufferSize, &periodSize)
+        var result = snd_pcm_sw_params_current(pcm.handle, software)
+        if result == 0 { result = snd_pcm_sw_params_set_start_threshold(pcm.handle, software, max(bufferSize, 1)) }
+        if result == 0 { result = snd_pcm_sw_params(pcm.handle, software) }
+        guard result == 0 else {
+            throw pcm.unavailable(.failed(code: Int(-result), message: "its software parameters were refused: \(ALSA.message(result))"))
+        }
+    }
+
     public func start(_ format: PlayerFormat) throws(PlayerSinkError) {
+        guard format.format.format == reportedFormat else {
+            throw .formatMismatch(expected: reportedFormat.description, received: format.description)
+        }
+        guard !pcm.isClosed else { throw .notConnected }
         let prepared = snd_pcm_prepare(pcm.handle)
         guard prepared == 0 else { throw .deviceFailure(code: Int(-prepared), message: ALSA.message(prepared)) }
     }
 
     public func write(_ buffer: PlaybackBuffer) throws(PlayerSinkError) {
+        guard !pcm.isClosed else { throw .notConnected }
         guard buffer.channelCount == reportedFormat.channelCount else {
             throw .channelCountMismatch(expected: reportedFormat.channelCount, received: buffer.channelCount)
         }
@@ -77,20 +102,24 @@ public final class ALSAPlayback: PlaybackHardware {
                     guard prepared == 0 else { throw .deviceFailure(code: Int(-prepared), message: ALSA.message(prepared)) }
                 }
             default:
-                throw .deviceFailure(code: Int(-code), message: "'\(name)' failed while playing: \(ALSA.message(code))")
+                throw .deviceFailure(code: Int(-code), message: ALSA.message(code))
             }
         }
     }
 
     public func drain() throws(PlayerSinkError) {
+        guard !pcm.isClosed else { return }
         let drained = snd_pcm_drain(pcm.handle)
         guard drained == 0 || drained == -EBADFD else {
             throw .deviceFailure(code: Int(-drained), message: ALSA.message(drained))
         }
     }
 
+    /// Stops at once (what is buffered is dropped) and releases the device.
     public func close() {
+        guard !pcm.isClosed else { return }
         snd_pcm_drop(pcm.handle)
+        pcm.close()
     }
 }
 
@@ -99,7 +128,7 @@ extension PlaybackDevice {
     /// rate and channel count (or those `preferences` insist on) and checks the format with the guard.
     /// - Throws: ``AudioUnavailable`` with the reason: no device, permission denied, busy, a device
     ///   that refuses Float32 or non-interleaved access, or a format the guard refuses.
-    public static func open(name: String, preferences: DevicePreferences = DevicePreferences(), configuration: ALSAConfiguration? = nil) throws(AudioUnavailable) -> PlaybackDevice {
+    public static func open(name: String, preferences: DevicePreferences = DevicePreferences(periods: 8), configuration: ALSAConfiguration? = nil) throws(AudioUnavailable) -> PlaybackDevice {
         try open(ALSAPlayback(name: name, preferences: preferences, configuration: configuration))
     }
 }

@@ -59,7 +59,7 @@ public enum AudioDevices {
     /// Probes one device for one direction, through `configuration` when given.
     public static func probe(_ name: String, _ direction: AudioDirection, configuration: ALSAConfiguration? = nil) -> Result<DeviceCapabilities, AudioUnavailable> {
         Result { () throws(AudioUnavailable) in
-            let pcm = try ALSAPCM(name: name, direction: direction, configuration: configuration, nonBlocking: true)
+            let pcm = try ALSAPCM(name: name, direction: direction, configuration: configuration, blocking: false)
             let parameters = try ALSAHardwareParameters(pcm)
             let rates = parameters.rateRange
             let channels = parameters.channelRange

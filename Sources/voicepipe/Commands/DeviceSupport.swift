@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import VoicePipeCore
 import VoicePipeIO
 
@@ -39,16 +40,22 @@ enum DeviceSupport {
 }
 
 /// Ctrl-C (SIGINT) and SIGTERM while it lives: the first calls `handler` (on a dispatch queue) so
-/// the command can stop cleanly and keep what it has; the default action is restored on deinit.
+/// the command can stop cleanly and keep what it has; a second one quits at once, with the usual
+/// status of a process killed by that signal, in case a device will not stop. (libdispatch receives
+/// these signals itself, so restoring the default action would not be enough.)
 final class StopSignals {
     private let sources: [any DispatchSourceSignal]
-    private let signals: [Int32] = [SIGINT, SIGTERM]
+    private static let signals: [Int32] = [SIGINT, SIGTERM]
 
     init(_ handler: @escaping @Sendable () -> Void) {
-        sources = signals.map { number in
+        let received = Atomic<Int>(0)
+        sources = Self.signals.map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler(handler: handler)
+            source.setEventHandler {
+                if received.add(1, ordering: .relaxed).newValue > 1 { _exit(128 + number) }
+                handler()
+            }
             source.resume()
             return source
         }
@@ -56,6 +63,6 @@ final class StopSignals {
 
     deinit {
         sources.forEach { $0.cancel() }
-        signals.forEach { signal($0, SIG_DFL) }
+        Self.signals.forEach { signal($0, SIG_DFL) }
     }
 }

@@ -28,7 +28,7 @@ struct RecordCommand: Command {
             checks the negotiated format with the guard, and converts what it captures exactly as
             'voicepipe convert' converts a file. The audio thread only copies into a ring; conversion and
             writing happen on the main thread. A live peak meter shows on stderr when it is a terminal.
-            Ctrl-C stops cleanly and keeps what was recorded. When the device is missing, busy, not
+            Ctrl-C stops cleanly and keeps what was recorded (a second Ctrl-C quits at once). When the device is missing, busy, not
             permitted or reports an unusable format, audio is unavailable: the reason is printed and
             the exit status is 69. A device that fails mid-recording keeps what came before (status 74).
             """,
@@ -92,28 +92,36 @@ struct RecordCommand: Command {
         } catch {
             throw CommandFailure("cannot convert from '\(device)' (\(DeviceSupport.describe(format.format))): \(error)", exitCode: error.isUsageProblem ? .usage : .dataError)
         }
-        let sink = try FrameSink(output)
-
         // The audio thread: copy into the ring, count, stop at the limit. Nothing else.
         let bytesPerFrame = format.bytesPerFrame
         let ring = AudioRing(capacity: max(Int(format.sampleRate * 2), 4_096) * bytesPerFrame)
         let limit = seconds.map { max(Int(($0 * format.sampleRate).rounded()), 1) }
-        let taken = Atomic<Int>(0)
+        let offered = Atomic<Int>(0)
         let dropped = Atomic<Int>(0)
         let signals = StopSignals { capture.stop() }
+        defer { withExtendedLifetime(signals) {} }
         do {
             try capture.installTap { bytes in
                 var frames = bytes.count / bytesPerFrame
-                let before = taken.load(ordering: .relaxed)
+                let before = offered.load(ordering: .relaxed)
                 if let limit { frames = min(frames, limit - before) }
                 if !ring.write(UnsafeRawBufferPointer(rebasing: bytes[0..<(frames * bytesPerFrame)])) {
                     dropped.add(frames, ordering: .relaxed)
                 }
-                taken.store(before + frames, ordering: .relaxed)
+                offered.store(before + frames, ordering: .relaxed)
                 return limit.map { before + frames >= $0 } == true ? .stop : .proceed
             }
         } catch {
             throw CommandFailure(error.description, exitCode: .unavailable)
+        }
+        // The file exists only once the device streams; the ring holds two seconds meanwhile.
+        let sink: FrameSink
+        do {
+            sink = try FrameSink(output)
+        } catch {
+            capture.stop()
+            _ = try? capture.waitUntilStopped()
+            throw error
         }
 
         // This thread: drain the ring through the converter into the file, and show the meter.
@@ -143,7 +151,6 @@ struct RecordCommand: Command {
             if streaming { usleep(5_000) }
         }
         let ended: Result<CaptureReport, AudioDeviceError> = Result { () throws(AudioDeviceError) in try capture.waitUntilStopped() }
-        withExtendedLifetime(signals) {}
         meter.finish()
         do {
             if writeFailure == nil { try converter.flush(emit) }
@@ -153,19 +160,19 @@ struct RecordCommand: Command {
         }
         if let writeFailure { throw writeFailure }
 
-        let frames = taken.load(ordering: .relaxed)
         let lost = dropped.load(ordering: .relaxed)
+        let kept = offered.load(ordering: .relaxed) - lost
         if lost > 0 {
-            Console.error("warning: \(lost) device frames were dropped because writing fell behind the device")
+            Console.error("warning: \(InputFile.seconds(lost, rate: format.sampleRate)) of device audio was dropped because converting and writing fell behind the device; the file holds the rest, joined")
         }
         let destination = output.path == "-" ? "standard output" : "'\(output.path)'"
         switch ended {
         case .success(let report):
             let overruns = report.overruns > 0 ? "; \(Console.count(report.overruns, "overrun")) recovered" : ""
-            Console.error("recorded \(InputFile.seconds(frames, rate: format.sampleRate)) from '\(device)' (\(DeviceSupport.describe(format.format))) to \(destination): \(stats.samples) frames at 16000 Hz; \(stats.summary)\(overruns)")
+            Console.error("recorded \(InputFile.seconds(kept, rate: format.sampleRate)) from '\(device)' (\(DeviceSupport.describe(format.format))) to \(destination): \(stats.samples) frames at 16000 Hz; \(stats.summary)\(overruns)")
             return .success
         case .failure(let error):
-            throw CommandFailure("\(error.description); the \(InputFile.seconds(frames, rate: format.sampleRate)) recorded before are in \(destination)", exitCode: .ioError)
+            throw CommandFailure("\(error.description); the \(InputFile.seconds(kept, rate: format.sampleRate)) recorded before are in \(destination)", exitCode: .ioError)
         }
     }
 }
