@@ -17,6 +17,8 @@ struct DevicesCommand: Command {
             rates, channel counts and sample formats it accepts, and for the format 'record' or 'play'
             would negotiate; the guard's verdict on that format says whether audio can flow. Devices
             that cannot be opened say why. On a machine with no sound card ALSA lists only 'null'.
+            Set VOICEPIPE_ALSA_ERRORS=1 to see alsa-lib's own messages as well (when a configuration
+            file does not do what it should).
             """,
             options: options, flags: flags)
     }
