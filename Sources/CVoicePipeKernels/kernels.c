@@ -277,8 +277,12 @@ VP_AVX2 intptr_t vp_polyphase_avx2(const float *origin, const float *table, intp
     case 32: VP_POLYPHASE_LOOP(32) break;
     default: VP_POLYPHASE_LOOP(rowLength) break;
     }
+    // The last outputs of a call (fewer than four), still vectorised: lanes folded as dot_one does,
+    // (m0 + m2) + (m1 + m3).
     while (base < last) {
-        output[produced++] = dot_one(origin + base, table + phase * rowLength, rowLength);
+        const __m128 m = dot_lanes(origin + base, table + phase * rowLength, rowLength);
+        const __m128 pairs = _mm_add_ps(m, _mm_movehl_ps(m, m));
+        output[produced++] = _mm_cvtss_f32(_mm_add_ss(pairs, _mm_shuffle_ps(pairs, pairs, 1)));
         advance(&base, &phase, walk);
     }
     state[0] = base;
