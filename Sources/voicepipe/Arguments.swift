@@ -1,3 +1,5 @@
+import VoicePipeCore
+
 /// A small command-line parser in the shape of swift-argument-parser: declared options,
 /// `--name value` or `--name=value`, flags, positionals, `--` to end options.
 struct Arguments {
@@ -83,6 +85,17 @@ struct Arguments {
             throw .usage("'--\(name)' must be a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'", command: command)
         }
         return value
+    }
+
+    /// `--chunk-ms` (10–100, default 32) and `--channel` (a channel instead of the average), as
+    /// capture options; shared by the commands that run the capture converter.
+    func captureOptions(command: String) throws(CommandFailure) -> CaptureOptions {
+        let milliseconds = try integer("chunk-ms", in: 10...100, default: 32, command: command)
+        var downmix = DownmixMode.average
+        if value("channel") != nil {
+            downmix = .channel(try integer("channel", in: 0...1023, default: 0, command: command))
+        }
+        return CaptureOptions(frameMilliseconds: milliseconds, downmix: downmix)
     }
 
     /// A decimal option within `range`, or `nil` when absent.

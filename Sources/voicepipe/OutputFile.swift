@@ -1,4 +1,5 @@
 import Foundation
+import VoicePipeCore
 
 /// Buffered byte output to a file or standard output, for JSON Lines.
 final class OutputFile {
@@ -37,6 +38,15 @@ final class OutputFile {
         let written = buffer.withUnsafeMutableBytes { body(UnsafeMutableRawBufferPointer(rebasing: $0[start..<(start + count)])) }
         buffer.removeLast(count - written)
         if buffer.count >= Self.flushThreshold { try flush() }
+    }
+
+    /// Appends one `audio.chunk` message for `samples` and a newline (a JSON Lines record).
+    func appendAudioChunkLine(_ samples: UnsafeBufferPointer<Int16>, sampleRate: Int) throws(CommandFailure) {
+        try append(reservingCapacity: AudioChunkJSON.encodedCount(sampleCount: samples.count, sampleRate: sampleRate) + 1) { buffer in
+            let count = AudioChunkJSON.encode(samples, sampleRate: sampleRate, into: buffer)
+            buffer[count] = UInt8(ascii: "\n")
+            return count + 1
+        }
     }
 
     /// Appends text.

@@ -20,15 +20,7 @@ struct DeviceCommandTests {
     }
 
     static func int16Samples(_ path: String) throws -> [Int16] {
-        let reader = try AudioFileReader(path: path)
-        var all = [Int16]()
-        var buffer = [Int16](repeating: 0, count: 4_096 * reader.format.channelCount)
-        while true {
-            let frames = try buffer.withUnsafeMutableBufferPointer { try reader.read(into: $0) }
-            if frames == 0 { break }
-            all += buffer[0..<(frames * reader.format.channelCount)]
-        }
-        return all
+        try ConvertCommandTests.readInt16(path).1
     }
 
     /// 1.5 s of 48 kHz stereo Int16 speech-band signal, as a WAV and as the same raw bytes.

@@ -94,21 +94,26 @@ final class KernelBenchmark {
 
         let copyTarget = buffer(UInt8.self, largeSamples * 3)
         let copySource = buffer(UInt8.self, largeSamples * 3)
-        let sizes: [(label: String, seconds: Double, playback: Int, capture: Int, what: String)] = [
-            ("chunk", 0.02, chunkSamples, frameSamples, "one 20 ms chunk, cache-hot"),
-            ("long", signalSeconds, longSamples, captureSamples, "\(Format.seconds(signalSeconds)) buffer"),
-            ("large", signalSeconds * 10, largeSamples, captureSamples * 10, "\(Format.seconds(signalSeconds * 10)) buffer (main memory)"),
+        let sizes: [(label: String, playback: Int, capture: Int, what: String)] = [
+            ("chunk", chunkSamples, frameSamples, "one 20 ms chunk, cache-hot"),
+            ("long", longSamples, captureSamples, "\(Format.seconds(signalSeconds)) buffer"),
+            ("large", largeSamples, captureSamples * 10, "\(Format.seconds(signalSeconds * 10)) buffer (main memory)"),
         ]
-        for size in sizes {
-            let operations = max(longSamples / size.playback, 1)
-            let ceiling = "kernel/memcpy/traffic-24k-\(size.label)"
-            let traffic = "24 kHz mono, \(size.what): \(Format.bytes(size.playback * 6)) moved"
-            let copyBytes = size.playback * 3
-            add(ceiling, kernel: "memcpy (ceiling)", implementation: "memcpy of 3 bytes a sample (the same traffic)", data: traffic,
-                bytes: size.playback * 6, samples: size.playback, rate: 24_000, operations: operations) { n in
+        /// The same-traffic memcpy row for `samples` mono samples at `rate`: its name and data label.
+        func addCeiling(rate: Int, samples: Int, operations: Int, size: String, what: String) -> (name: String, data: String) {
+            let name = "kernel/memcpy/traffic-\(rate / 1000)k-\(size)"
+            let data = "\(rate / 1000) kHz mono, \(what): \(Format.bytes(samples * 6)) moved"
+            let copyBytes = samples * 3
+            add(name, kernel: "memcpy (ceiling)", implementation: "memcpy of 3 bytes a sample (the same traffic)", data: data,
+                bytes: samples * 6, samples: samples, rate: rate, operations: operations) { n in
                 for _ in 0..<n { UnsafeMutableRawPointer(copyTarget.baseAddress!).copyMemory(from: copySource.baseAddress!, byteCount: copyBytes) }
                 BlackHole.consume(Int(copyTarget[0]))
             }
+            return (name, data)
+        }
+        for size in sizes {
+            let operations = max(longSamples / size.playback, 1)
+            let (ceiling, traffic) = addCeiling(rate: 24_000, samples: size.playback, operations: operations, size: size.label, what: size.what)
             let source = UnsafeBufferPointer(rebasing: int16Playback[0..<size.playback])
             let target = UnsafeMutableBufferPointer(rebasing: floatPlayback[0..<size.playback])
             add("kernel/int16-to-float/sampleconversion-\(size.label)", kernel: "Int16 → Float32", implementation: "VoicePipe SampleConversion.float(_:into:)", data: traffic,
@@ -124,14 +129,7 @@ final class KernelBenchmark {
             }
 
             let captureOperations = max(captureSamples / size.capture, 1)
-            let captureCeiling = "kernel/memcpy/traffic-16k-\(size.label)"
-            let captureTraffic = "16 kHz mono, \(size.what): \(Format.bytes(size.capture * 6)) moved"
-            let captureCopyBytes = size.capture * 3
-            add(captureCeiling, kernel: "memcpy (ceiling)", implementation: "memcpy of 3 bytes a sample (the same traffic)", data: captureTraffic,
-                bytes: size.capture * 6, samples: size.capture, rate: 16_000, operations: captureOperations) { n in
-                for _ in 0..<n { UnsafeMutableRawPointer(copyTarget.baseAddress!).copyMemory(from: copySource.baseAddress!, byteCount: captureCopyBytes) }
-                BlackHole.consume(Int(copyTarget[0]))
-            }
+            let (captureCeiling, captureTraffic) = addCeiling(rate: 16_000, samples: size.capture, operations: captureOperations, size: size.label, what: size.what)
             let floats = UnsafeBufferPointer(rebasing: floatCapture[0..<size.capture])
             let ints = UnsafeMutableBufferPointer(rebasing: int16Capture[0..<size.capture])
             add("kernel/float-to-int16/sampleconversion-\(size.label)", kernel: "Float32 → Int16", implementation: "VoicePipe SampleConversion.int16(_:into:)", data: captureTraffic,

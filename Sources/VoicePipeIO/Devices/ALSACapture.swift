@@ -143,22 +143,12 @@ public final class ALSACapture: CaptureHardware {
                 if waited < 0 && waited != -EPIPE && waited != -ESTRPIPE && waited != -EINTR { failure = waited }
             case EINTR:
                 continue
-            case EPIPE:
-                // Overrun: the device dropped audio while nobody read. Count it and carry on.
-                overrunCount.add(1, ordering: .releasing)
-                let prepared = snd_pcm_prepare(handle)
-                if prepared < 0 { failure = prepared }
-            case ESTRPIPE:
-                // Suspended (system sleep): wait for the device to resume, else restart it.
-                var resumed = snd_pcm_resume(handle)
-                while resumed == -EAGAIN && !stopRequested.load(ordering: .relaxed) {
-                    usleep(10_000)
-                    resumed = snd_pcm_resume(handle)
-                }
-                if resumed < 0 {
-                    let prepared = snd_pcm_prepare(handle)
-                    if prepared < 0 { failure = prepared }
-                }
+            case EPIPE, ESTRPIPE:
+                // Overrun (the device dropped audio while nobody read: counted) or suspend (system
+                // sleep): alsa-lib's recovery prepares or resumes the stream, and capture carries on.
+                if -code == EPIPE { overrunCount.add(1, ordering: .releasing) }
+                let recovered = snd_pcm_recover(handle, code, 1)
+                if recovered < 0 { failure = recovered }
             default:
                 failure = code
             }

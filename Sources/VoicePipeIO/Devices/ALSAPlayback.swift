@@ -86,21 +86,12 @@ public final class ALSAPlayback: PlaybackHardware {
             switch -code {
             case EAGAIN, EINTR:
                 continue
-            case EPIPE:
-                // Underrun: the device ran dry and played silence. Count it and carry on.
-                underruns += 1
-                let prepared = snd_pcm_prepare(pcm.handle)
-                guard prepared == 0 else { throw .deviceFailure(code: Int(-prepared), message: ALSA.message(prepared)) }
-            case ESTRPIPE:
-                var resumed = snd_pcm_resume(pcm.handle)
-                while resumed == -EAGAIN {
-                    usleep(10_000)
-                    resumed = snd_pcm_resume(pcm.handle)
-                }
-                if resumed < 0 {
-                    let prepared = snd_pcm_prepare(pcm.handle)
-                    guard prepared == 0 else { throw .deviceFailure(code: Int(-prepared), message: ALSA.message(prepared)) }
-                }
+            case EPIPE, ESTRPIPE:
+                // Underrun (the device ran dry and played silence: counted) or suspend (system
+                // sleep): alsa-lib's recovery prepares or resumes the stream, and playback carries on.
+                if -code == EPIPE { underruns += 1 }
+                let recovered = snd_pcm_recover(pcm.handle, code, 1)
+                guard recovered == 0 else { throw .deviceFailure(code: Int(-recovered), message: ALSA.message(recovered)) }
             default:
                 throw .deviceFailure(code: Int(-code), message: ALSA.message(code))
             }

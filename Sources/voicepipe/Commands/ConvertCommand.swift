@@ -37,12 +37,7 @@ struct ConvertCommand: Command {
         output = paths[1]
         let choice = try arguments.choice("resampler", of: ResamplerChoice.allCases.map(\.rawValue), default: "builtin", command: Self.name)
         resampler = ResamplerChoice(rawValue: choice) ?? .builtin
-        let milliseconds = try arguments.integer("chunk-ms", in: 10...100, default: 32, command: Self.name)
-        var downmix = DownmixMode.average
-        if arguments.value("channel") != nil {
-            downmix = .channel(try arguments.integer("channel", in: 0...1023, default: 0, command: Self.name))
-        }
-        captureOptions = CaptureOptions(frameMilliseconds: milliseconds, downmix: downmix)
+        captureOptions = try arguments.captureOptions(command: Self.name)
         raw = try InputFile.rawFormat(arguments.value("raw"), command: Self.name)
         if InputFile.sameFile(input, output) {
             throw .usage("the output '\(output)' is the input file; choose another output path", command: Self.name)

@@ -38,12 +38,7 @@ struct EncodeCommand: Command {
         output = arguments.value("out") ?? "-"
         let choice = try arguments.choice("resampler", of: ResamplerChoice.allCases.map(\.rawValue), default: "builtin", command: Self.name)
         resampler = ResamplerChoice(rawValue: choice) ?? .builtin
-        let milliseconds = try arguments.integer("chunk-ms", in: 10...100, default: 32, command: Self.name)
-        var downmix = DownmixMode.average
-        if arguments.value("channel") != nil {
-            downmix = .channel(try arguments.integer("channel", in: 0...1023, default: 0, command: Self.name))
-        }
-        captureOptions = CaptureOptions(frameMilliseconds: milliseconds, downmix: downmix)
+        captureOptions = try arguments.captureOptions(command: Self.name)
         raw = try InputFile.rawFormat(arguments.value("raw"), command: Self.name)
         if output != "-" && InputFile.sameFile(input, output) {
             throw .usage("the output '\(output)' is the input file; choose another output path", command: Self.name)
@@ -57,13 +52,8 @@ struct EncodeCommand: Command {
         var stats = CaptureStatistics()
         var warning: String?
         let sampleRate = Int(AudioFormat.captureTarget.sampleRate)
-        let maxMessage = AudioChunkJSON.encodedCount(sampleCount: converter.frameLength, sampleRate: sampleRate) + 1
         let emit: (CaptureFrame) throws -> Void = { frame in
-            try out.append(reservingCapacity: maxMessage) { buffer in
-                let count = AudioChunkJSON.encode(frame.samples, sampleRate: sampleRate, into: buffer)
-                buffer[count] = UInt8(ascii: "\n")
-                return count + 1
-            }
+            try out.appendAudioChunkLine(frame.samples, sampleRate: sampleRate)
             stats.add(frame)
         }
         let progress = ProgressLine(label: "encoding", total: reader.info.frameCount.map { Double($0) / reader.format.sampleRate }, unit: "s")

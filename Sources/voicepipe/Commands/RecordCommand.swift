@@ -70,12 +70,7 @@ struct RecordCommand: Command {
         case (nil, nil): throw .usage("say where to write: '--out <file.wav>' or '--frames <file.jsonl>'", command: Self.name)
         case (_?, _?): throw .usage("'--out' and '--frames' cannot be combined; choose one", command: Self.name)
         }
-        let milliseconds = try arguments.integer("chunk-ms", in: 10...100, default: 32, command: Self.name)
-        var downmix = DownmixMode.average
-        if arguments.value("channel") != nil {
-            downmix = .channel(try arguments.integer("channel", in: 0...1023, default: 0, command: Self.name))
-        }
-        captureOptions = CaptureOptions(frameMilliseconds: milliseconds, downmix: downmix)
+        captureOptions = try arguments.captureOptions(command: Self.name)
     }
 
     func run() throws(CommandFailure) -> ExitCode {
@@ -201,12 +196,7 @@ private final class FrameSink {
         if let wav {
             try wav.write(frame.samples)
         } else if let lines {
-            let capacity = AudioChunkJSON.encodedCount(sampleCount: frame.samples.count, sampleRate: 16_000) + 1
-            try lines.append(reservingCapacity: capacity) { buffer in
-                let count = AudioChunkJSON.encode(frame.samples, sampleRate: 16_000, into: buffer)
-                buffer[count] = UInt8(ascii: "\n")
-                return count + 1
-            }
+            try lines.appendAudioChunkLine(frame.samples, sampleRate: 16_000)
         }
     }
 
