@@ -12,21 +12,23 @@ let package = Package(
         .library(name: "AllocationCounter", targets: ["CAllocationCounter"]),
     ],
     targets: [
-        // Pure Swift: formats, the format guard, DSP kernels, the converters. No Foundation, no I/O.
-        // The standard library's rounding and square root lower to libm calls in debug builds.
-        .target(name: "VoicePipeCore", linkerSettings: [.linkedLibrary("m")]),
+        // Formats, the format guard, DSP (with the kernel set chosen once for the CPU), the
+        // converters, base64 and audio.chunk, the playback pipeline, the device contracts.
+        // No Foundation, no I/O. The standard library's rounding and square root lower to libm
+        // calls in debug builds.
+        .target(name: "VoicePipeCore", dependencies: ["CVoicePipeKernels"], linkerSettings: [.linkedLibrary("m")]),
 
         // System C libraries, found with pkg-config; `providers` names the Debian package to install.
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
 
-        // Resampler inner loops for AVX2 + FMA (per-function target attributes, chosen at run time),
-        // with plain C references; installed into Core by VoicePipeIO's Acceleration.
+        // Resampler and conversion inner loops for AVX2 + FMA (per-function target attributes),
+        // their plain C references, and the CPU check that chooses them. Pure computation.
         .target(name: "CVoicePipeKernels", linkerSettings: [.linkedLibrary("m")]),
 
-        // Files (libsndfile), devices (ALSA), the libsamplerate backend, the accelerated kernels.
-        .target(name: "VoicePipeIO", dependencies: ["VoicePipeCore", "CSampleRate", "CSndFile", "CALSA", "CVoicePipeKernels"]),
+        // Files (libsndfile), devices (ALSA), the libsamplerate backend.
+        .target(name: "VoicePipeIO", dependencies: ["VoicePipeCore", "CSampleRate", "CSndFile", "CALSA"]),
 
         // The wire protocol (every message type), and later the session layer and its transports.
         .target(name: "VoicePipeSession", dependencies: ["VoicePipeCore", "VoicePipeIO"]),

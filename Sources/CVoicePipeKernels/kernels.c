@@ -1,6 +1,6 @@
 // AVX2 + FMA resampler kernels and their plain C references. The AVX2 functions are compiled
 // with per-function target attributes, so the rest of the package keeps the x86-64 baseline;
-// callers check vp_cpu_has_avx2_fma() first.
+// callers check vp_cpu_supports_avx2_fma() first.
 #include "VoicePipeKernels.h"
 
 #include <math.h>
@@ -8,22 +8,22 @@
 // ---- References (portable C) ----------------------------------------------------------------
 
 /// Output n: centre * S0[n], then for each class s, j ascending: fma(tap, F[n+fo+j] + B[n+bo-j], sum).
-static inline float decimate_one(const float *_Nonnull const *_Nonnull streams, const intptr_t *classes, intptr_t factor,
+static inline float decimate_one(const float *_Nonnull const *_Nonnull streams, const vp_tap_class *classes, intptr_t factor,
                                  const float *taps, float centre, intptr_t n) {
     float sum = centre * streams[0][n];
     for (intptr_t s = 0; s < factor; s++) {
-        const intptr_t *c = classes + 6 * s;
-        const float *t = taps + c[0];
-        const float *forward = streams[c[2]] + n + c[3];
-        const float *backward = streams[c[4]] + n + c[5];
-        for (intptr_t j = 0; j < c[1]; j++) {
+        const vp_tap_class *c = classes + s;
+        const float *t = taps + c->tapStart;
+        const float *forward = streams[c->forwardStream] + n + c->forwardOffset;
+        const float *backward = streams[c->backwardStream] + n + c->backwardOffset;
+        for (intptr_t j = 0; j < c->tapCount; j++) {
             sum = fmaf(t[j], forward[j] + backward[-j], sum);
         }
     }
     return sum;
 }
 
-void vp_decimate_fma_reference(const float *_Nonnull const *_Nonnull streams, const intptr_t *classes, intptr_t factor,
+void vp_decimate_fma_reference(const float *_Nonnull const *_Nonnull streams, const vp_tap_class *classes, intptr_t factor,
                                const float *taps, const void *splats, float centre, float *output, intptr_t count) {
     (void)splats;
     for (intptr_t n = 0; n < count; n++) {
@@ -69,24 +69,24 @@ static inline float dot_one(const float *x, const float *c, intptr_t count) {
     return (m0 + m2) + (m1 + m3);
 }
 
-static inline void advance(intptr_t *base, intptr_t *phase, const intptr_t *walk) {
-    *base += walk[1];
-    *phase += walk[2];
-    if (*phase >= walk[0]) {
-        *phase -= walk[0];
+static inline void advance(intptr_t *base, intptr_t *phase, const vp_polyphase_walk *walk) {
+    *base += walk->stepWhole;
+    *phase += walk->stepPhase;
+    if (*phase >= walk->phaseCount) {
+        *phase -= walk->phaseCount;
         *base += 1;
     }
 }
 
 intptr_t vp_polyphase_fma_reference(const float *origin, const float *table, intptr_t rowLength,
-                                    const intptr_t *walk, intptr_t *state, float *output) {
-    intptr_t base = state[0], phase = state[1], produced = 0;
-    while (base < walk[3]) {
+                                    const vp_polyphase_walk *walk, vp_polyphase_position *position, float *output) {
+    intptr_t base = position->base, phase = position->phase, produced = 0;
+    while (base < walk->end) {
         output[produced++] = dot_one(origin + base, table + phase * rowLength, rowLength);
         advance(&base, &phase, walk);
     }
-    state[0] = base;
-    state[1] = phase;
+    position->base = base;
+    position->phase = phase;
     return produced;
 }
 
@@ -102,6 +102,7 @@ static inline int16_t to_int16(float x) {
 // ---- AVX2 + FMA -----------------------------------------------------------------------------
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 
 #define VP_AVX2 __attribute__((target("avx2,fma")))
@@ -111,12 +112,24 @@ VP_AVX2 static inline __m256i lane_mask(intptr_t lanes) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)lanes), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-int vp_cpu_has_avx2_fma(void) {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+/// XCR0 through xgetbv: which register states the operating system saves on a context switch.
+__attribute__((target("xsave"))) static uint64_t enabled_register_states(void) {
+    return _xgetbv(0);
 }
 
-VP_AVX2 void vp_decimate_avx2(const float *_Nonnull const *_Nonnull streams, const intptr_t *classes, intptr_t factor,
+int vp_cpu_supports_avx2_fma(void) {
+    unsigned eax, ebx, ecx, edx;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return 0;
+    const int fma = (ecx >> 12) & 1, osxsave = (ecx >> 27) & 1, avx = (ecx >> 28) & 1;
+    if (!fma || !osxsave || !avx) return 0;
+    // Bits 1 (SSE) and 2 (AVX): the operating system keeps the full YMM registers.
+    if ((enabled_register_states() & 0x6) != 0x6) return 0;
+    if (__get_cpuid_max(0, 0) < 7) return 0;
+    __cpuid_count(7, 0, eax, ebx, ecx, edx);
+    return (ebx >> 5) & 1;  // AVX2
+}
+
+VP_AVX2 void vp_decimate_avx2(const float *_Nonnull const *_Nonnull streams, const vp_tap_class *classes, intptr_t factor,
                               const float *taps, const void *splats, float centre, float *output, intptr_t count) {
     (void)splats;
     const __m256 centreTap = _mm256_set1_ps(centre);
@@ -129,11 +142,11 @@ VP_AVX2 void vp_decimate_avx2(const float *_Nonnull const *_Nonnull streams, con
         __m256 a2 = _mm256_mul_ps(centreTap, _mm256_loadu_ps(s0 + 16));
         __m256 a3 = _mm256_mul_ps(centreTap, _mm256_loadu_ps(s0 + 24));
         for (intptr_t s = 0; s < factor; s++) {
-            const intptr_t *c = classes + 6 * s;
-            const float *t = taps + c[0];
-            const float *forward = streams[c[2]] + n + c[3];
-            const float *backward = streams[c[4]] + n + c[5];
-            for (intptr_t j = 0; j < c[1]; j++) {
+            const vp_tap_class *c = classes + s;
+            const float *t = taps + c->tapStart;
+            const float *forward = streams[c->forwardStream] + n + c->forwardOffset;
+            const float *backward = streams[c->backwardStream] + n + c->backwardOffset;
+            for (intptr_t j = 0; j < c->tapCount; j++) {
                 const __m256 tap = _mm256_broadcast_ss(t + j);
                 const float *f = forward + j;
                 const float *b = backward - j;
@@ -153,11 +166,11 @@ VP_AVX2 void vp_decimate_avx2(const float *_Nonnull const *_Nonnull streams, con
     for (; n < count; n += 8) {
         __m256 a0 = _mm256_mul_ps(centreTap, _mm256_loadu_ps(streams[0] + n));
         for (intptr_t s = 0; s < factor; s++) {
-            const intptr_t *c = classes + 6 * s;
-            const float *t = taps + c[0];
-            const float *forward = streams[c[2]] + n + c[3];
-            const float *backward = streams[c[4]] + n + c[5];
-            for (intptr_t j = 0; j < c[1]; j++) {
+            const vp_tap_class *c = classes + s;
+            const float *t = taps + c->tapStart;
+            const float *forward = streams[c->forwardStream] + n + c->forwardOffset;
+            const float *backward = streams[c->backwardStream] + n + c->backwardOffset;
+            for (intptr_t j = 0; j < c->tapCount; j++) {
                 a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(t + j), _mm256_add_ps(_mm256_loadu_ps(forward + j), _mm256_loadu_ps(backward - j)), a0);
             }
         }
@@ -264,9 +277,9 @@ VP_AVX2 static inline __m128 dot_lanes(const float *x, const float *c, intptr_t 
     }
 
 VP_AVX2 intptr_t vp_polyphase_avx2(const float *origin, const float *table, intptr_t rowLength,
-                                   const intptr_t *walk, intptr_t *state, float *output) {
-    intptr_t base = state[0], phase = state[1], produced = 0;
-    const intptr_t last = walk[3];
+                                   const vp_polyphase_walk *walk, vp_polyphase_position *position, float *output) {
+    intptr_t base = position->base, phase = position->phase, produced = 0;
+    const intptr_t last = walk->end;
     // Four outputs at a time; lane k of each stored vector is (m0 + m2) + (m1 + m3) of sum k.
     switch (rowLength) {
     case 12: VP_POLYPHASE_LOOP(12) break;
@@ -285,8 +298,8 @@ VP_AVX2 intptr_t vp_polyphase_avx2(const float *origin, const float *table, intp
         output[produced++] = _mm_cvtss_f32(_mm_add_ss(pairs, _mm_shuffle_ps(pairs, pairs, 1)));
         advance(&base, &phase, walk);
     }
-    state[0] = base;
-    state[1] = phase;
+    position->base = base;
+    position->phase = phase;
     return produced;
 }
 
@@ -355,11 +368,11 @@ VP_AVX2 void vp_convert_float_avx2(const int16_t *input, float *output, intptr_t
 
 #else
 
-// Not x86-64: the AVX2 entry points are never installed (vp_cpu_has_avx2_fma() is 0); they run
+// Not x86-64: the AVX2 entry points are never chosen (vp_cpu_supports_avx2_fma() is 0); they run
 // the references so that the symbols exist.
-int vp_cpu_has_avx2_fma(void) { return 0; }
+int vp_cpu_supports_avx2_fma(void) { return 0; }
 
-void vp_decimate_avx2(const float *_Nonnull const *_Nonnull streams, const intptr_t *classes, intptr_t factor,
+void vp_decimate_avx2(const float *_Nonnull const *_Nonnull streams, const vp_tap_class *classes, intptr_t factor,
                       const float *taps, const void *splats, float centre, float *output, intptr_t count) {
     vp_decimate_fma_reference(streams, classes, factor, taps, splats, centre, output, count);
 }
@@ -370,8 +383,8 @@ void vp_interpolate_avx2(const float *x, const float *evenTaps, const float *odd
 }
 
 intptr_t vp_polyphase_avx2(const float *origin, const float *table, intptr_t rowLength,
-                           const intptr_t *walk, intptr_t *state, float *output) {
-    return vp_polyphase_fma_reference(origin, table, rowLength, walk, state, output);
+                           const vp_polyphase_walk *walk, vp_polyphase_position *position, float *output) {
+    return vp_polyphase_fma_reference(origin, table, rowLength, walk, position, output);
 }
 
 void vp_convert_int16_avx2(const float *input, int16_t *output, intptr_t count, float *peaks) {

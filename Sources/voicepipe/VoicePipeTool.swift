@@ -11,8 +11,6 @@ enum VoicePipeTool {
     static let version = "0.1.0"
 
     static func main() {
-        // The fastest resampler kernels this CPU runs (AVX2 + FMA where available).
-        Acceleration.install()
         exit(run(Array(CommandLine.arguments.dropFirst())).rawValue)
     }
 
@@ -32,7 +30,7 @@ enum VoicePipeTool {
             return .success
         case "--version":
             print("voicepipe \(version) (\(LibraryVersions.sndfile); \(LibraryVersions.samplerate); alsa-lib \(LibraryVersions.alsa))")
-            print("resampler kernels: \(DSPKernels.preferred.name)")
+            print("resampler kernels: \(DSPKernels.best.name)")
             return .success
         default:
             break

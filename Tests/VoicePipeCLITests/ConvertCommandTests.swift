@@ -60,7 +60,7 @@ struct ConvertCommandTests {
         let (_, cli) = try Self.readInt16(output)
         let (format, source) = try Self.readInt16(input)
         // The CLI runs the fastest kernels this CPU has; so does this side.
-        let resampler = try BuiltInResampler(inputRate: format.sampleRate, outputRate: 16_000, kernels: Acceleration.best)
+        let resampler = try BuiltInResampler(inputRate: format.sampleRate, outputRate: 16_000, kernels: DSPKernels.best)
         let converter = try CaptureConverter(input: FormatGuard.validate(format), resampler: resampler)
         var api = [Int16]()
         try source.withUnsafeBufferPointer { try converter.process($0) { api += $0.samples } }
@@ -178,6 +178,6 @@ struct ConvertCommandTests {
         }
         let version = try CommandRunner.run(["--version"]).stdout
         #expect(version.contains("libsndfile"))
-        #expect(version.contains("resampler kernels: \(Acceleration.best.name)"))
+        #expect(version.contains("resampler kernels: \(DSPKernels.best.name)"))
     }
 }

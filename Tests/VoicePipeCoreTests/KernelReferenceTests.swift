@@ -15,7 +15,10 @@ struct KernelReferenceTests {
         // Three streams, two residue classes reading forwards and backwards, and a centre tap.
         let streams = (0..<3).map { Self.randomSamples(400, seed: UInt64($0 + 1)) }
         let taps = Self.randomSamples(12, seed: 9)
-        let classes = [0, 7, 1, 5, 2, 60, 7, 5, 2, 8, 1, 70]
+        let classes = [
+            DecimatorTapClass(tapStart: 0, tapCount: 7, forwardStream: 1, forwardOffset: 5, backwardStream: 2, backwardOffset: 60),
+            DecimatorTapClass(tapStart: 7, tapCount: 5, forwardStream: 2, forwardOffset: 8, backwardStream: 1, backwardOffset: 70),
+        ]
         streams[0].withUnsafeBufferPointer { s0 in streams[1].withUnsafeBufferPointer { s1 in streams[2].withUnsafeBufferPointer { s2 in
             let pointers = [s0.baseAddress! + 100, s1.baseAddress! + 100, s2.baseAddress! + 100]
             let splats = taps.map { SIMD4(repeating: $0) }

@@ -43,10 +43,10 @@ struct ContenderSpec {
 
     /// Every contender in table order: VoicePipe, libsamplerate, soxr, speexdsp, the memcpy ceiling.
     static let all: [ContenderSpec] = {
-        // VoicePipe twice: with the kernels Acceleration picks for this CPU (AVX2 + FMA here), and
-        // with the portable Swift kernels every x86-64 build has.
+        // VoicePipe twice: with the AVX2 + FMA kernels where this CPU runs them, and with the
+        // portable Swift kernels every x86-64 build has.
         var kernelSets: [(String, DSPKernels)] = []
-        if let avx2 = Acceleration.avx2 { kernelSets.append(("VoicePipe AVX2", avx2)) }
+        if let avx2 = DSPKernels.avx2 { kernelSets.append(("VoicePipe AVX2", avx2)) }
         kernelSets.append(("VoicePipe portable", .portable))
         var specs: [ContenderSpec] = kernelSets.map { name, kernels in
             ContenderSpec(name: name, family: .voicepipe, signalFraction: 1) { workload, ms, _, tap in

@@ -17,7 +17,7 @@ struct MachineInfo: Codable {
     var swiftVersion: String
     var buildConfiguration: String
     /// VoicePipe's resampler kernels chosen at run time for this CPU.
-    var voicepipeKernels: String = DSPKernels.preferred.name
+    var voicepipeKernels: String = DSPKernels.best.name
     var libraries: [String: String]
     var loadAverageStart: String
     var loadAverageEnd: String = ""

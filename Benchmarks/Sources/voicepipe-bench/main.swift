@@ -20,10 +20,8 @@ case .run(let parsed):
 fputs("voicepipe-bench: this is a debug build; its figures mean nothing. Use: swift run -c release voicepipe-bench\n", stderr)
 #endif
 
-// As the CLI does: the fastest resampler kernels this CPU runs become the default (the end-to-end
-// run uses them); the throughput tables show both kernel sets side by side.
-Acceleration.install()
-
+// Converters default to the fastest kernel set this CPU runs (DSPKernels.best; the end-to-end run
+// uses it); the throughput tables show both kernel sets side by side.
 let progress = Progress()
 var machine = Machine.describe()
 print(Report.cpuFeatures(machine))

@@ -1,8 +1,8 @@
 // Resampler inner loops for CPUs with AVX2 and FMA, and plain C references for them.
 //
 // The signatures match DSPKernels in VoicePipeCore (see that type for what each computes);
-// VoicePipeIO's Acceleration installs the AVX2 set after vp_cpu_has_avx2_fma() says the CPU and
-// the operating system support it. Every vector lane performs exactly the operations of its
+// VoicePipeCore offers the AVX2 set after vp_cpu_supports_avx2_fma() says the CPU and the
+// operating system support it. Every vector lane performs exactly the operations of its
 // reference, in the same order (fused multiply-adds included), so the two agree bit for bit.
 #ifndef VOICEPIPE_KERNELS_H
 #define VOICEPIPE_KERNELS_H
@@ -11,15 +11,44 @@
 
 #pragma clang assume_nonnull begin
 
-/// 1 when the CPU and the operating system support AVX2 and FMA, else 0.
-int vp_cpu_has_avx2_fma(void);
+/// One residue class of a sharp decimator phase: a run of taps and the two input streams it
+/// folds. Output n adds Σ_j taps[tapStart + j]·(S_forward[n + forwardOffset + j] +
+/// S_backward[n + backwardOffset − j]) for j < tapCount (S_k is stream slot k).
+typedef struct __attribute__((swift_name("DecimatorTapClass"))) vp_tap_class {
+    intptr_t tapStart;
+    intptr_t tapCount;
+    intptr_t forwardStream;
+    intptr_t forwardOffset;
+    intptr_t backwardStream;
+    intptr_t backwardOffset;
+} vp_tap_class;
 
-void vp_decimate_avx2(const float *_Nonnull const *_Nonnull streams, const intptr_t *classes, intptr_t factor,
+/// How the polyphase stage steps from one output to the next: the input position advances by
+/// stepWhole + stepPhase / phaseCount samples per output. Outputs are computed while the
+/// position's whole part is below end.
+typedef struct __attribute__((swift_name("PolyphaseWalk"))) vp_polyphase_walk {
+    intptr_t phaseCount;
+    intptr_t stepWhole;
+    intptr_t stepPhase;
+    intptr_t end;
+} vp_polyphase_walk;
+
+/// The polyphase stage's position: the next output sits at input base + phase / phaseCount.
+typedef struct __attribute__((swift_name("PolyphasePosition"))) vp_polyphase_position {
+    intptr_t base;
+    intptr_t phase;
+} vp_polyphase_position;
+
+/// 1 when the CPU has AVX2 and FMA (cpuid) and the operating system saves the YMM registers
+/// (xgetbv), else 0.
+int vp_cpu_supports_avx2_fma(void);
+
+void vp_decimate_avx2(const float *_Nonnull const *_Nonnull streams, const vp_tap_class *classes, intptr_t factor,
                       const float *taps, const void *splats, float centre, float *output, intptr_t count);
 void vp_interpolate_avx2(const float *x, const float *evenTaps, const float *oddTaps,
                          const void *evenSplats, const void *oddSplats, float centre, float *output, intptr_t count);
 intptr_t vp_polyphase_avx2(const float *origin, const float *table, intptr_t rowLength,
-                           const intptr_t *walk, intptr_t *state, float *output);
+                           const vp_polyphase_walk *walk, vp_polyphase_position *position, float *output);
 
 /// Float -> Int16 (x32768, nearest-even, saturate, NaN -> 0); peaks[0] = largest |x| (NaN never
 /// counts), peaks[1] = largest |result|. Exact: the same result as the scalar rule in any case.
@@ -29,12 +58,12 @@ void vp_convert_int16_avx2(const float *input, int16_t *output, intptr_t count, 
 void vp_convert_float_avx2(const int16_t *input, float *output, intptr_t count);
 
 /// The references: scalar code with fmaf, the same operations in the same order as the AVX2 lanes.
-void vp_decimate_fma_reference(const float *_Nonnull const *_Nonnull streams, const intptr_t *classes, intptr_t factor,
+void vp_decimate_fma_reference(const float *_Nonnull const *_Nonnull streams, const vp_tap_class *classes, intptr_t factor,
                                const float *taps, const void *splats, float centre, float *output, intptr_t count);
 void vp_interpolate_fma_reference(const float *x, const float *evenTaps, const float *oddTaps,
                                   const void *evenSplats, const void *oddSplats, float centre, float *output, intptr_t count);
 intptr_t vp_polyphase_fma_reference(const float *origin, const float *table, intptr_t rowLength,
-                                    const intptr_t *walk, intptr_t *state, float *output);
+                                    const vp_polyphase_walk *walk, vp_polyphase_position *position, float *output);
 
 #pragma clang assume_nonnull end
 

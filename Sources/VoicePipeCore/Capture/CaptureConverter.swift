@@ -78,10 +78,13 @@ public final class CaptureConverter {
     /// - Parameters:
     ///   - input: the validated input format (any rate 1 kHz … 768 kHz, any channel count).
     ///   - options: frame length and downmix.
-    ///   - resampler: a resampler from `input.sampleRate` to 16 kHz; `nil` builds a ``BuiltInResampler``.
+    ///   - resampler: a resampler from `input.sampleRate` to 16 kHz; `nil` builds a ``BuiltInResampler``
+    ///     with `kernels`.
+    ///   - kernels: the inner loops of the built-in resampler and of the Int16 conversion with peaks;
+    ///     the fastest set this CPU runs by default.
     /// - Throws: ``CaptureConverterError`` for options out of range, a mismatched resampler, or an
     ///   unsupported rate.
-    public init(input: ValidatedFormat, options: CaptureOptions = CaptureOptions(), resampler: (any Resampler)? = nil) throws(CaptureConverterError) {
+    public init(input: ValidatedFormat, options: CaptureOptions = CaptureOptions(), resampler: (any Resampler)? = nil, kernels: DSPKernels = .best) throws(CaptureConverterError) {
         guard (10...100).contains(options.frameMilliseconds) else {
             throw .frameDurationOutOfRange(milliseconds: options.frameMilliseconds)
         }
@@ -96,7 +99,7 @@ public final class CaptureConverter {
             self.resampler = resampler
         } else {
             do {
-                self.resampler = try BuiltInResampler(inputRate: input.sampleRate, outputRate: target)
+                self.resampler = try BuiltInResampler(inputRate: input.sampleRate, outputRate: target, kernels: kernels)
             } catch {
                 throw .resampler(error)
             }
@@ -104,7 +107,6 @@ public final class CaptureConverter {
         inputFormat = input
         self.options = options
         let frameLength = options.frameMilliseconds * Int(target) / 1000
-        let kernels = (self.resampler as? BuiltInResampler)?.kernels ?? .preferred
         assembler = FrameAssembler(frameLength: frameLength, kernels: kernels)
         mono = .allocate(capacity: Self.blockFrames)
         resampledCapacity = max(self.resampler.maxOutputFrames(forInputFrames: Self.blockFrames), self.resampler.maxFlushFrames)

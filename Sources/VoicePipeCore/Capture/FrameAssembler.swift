@@ -30,7 +30,7 @@ public final class FrameAssembler {
     /// - Parameters:
     ///   - frameLength: samples per full frame.
     ///   - kernels: whose Int16 conversion to use (every set converts identically).
-    public init(frameLength: Int, kernels: DSPKernels = .preferred) {
+    public init(frameLength: Int, kernels: DSPKernels = .best) {
         self.frameLength = max(frameLength, 1)
         self.kernels = kernels
         peaks = .allocate(capacity: 2)

@@ -1,15 +1,24 @@
-import Synchronization
+import CVoicePipeKernels
 
-/// The inner loops of the built-in resampler and of the Float → Int16 conversion with peak
-/// metering, as C-callable function pointers.
+/// One residue class of a sharp decimator phase, as the ``DSPKernels/Decimate`` kernels take it
+/// (a C struct of `CVoicePipeKernels`, named here so that users of Core need not import it).
+public typealias DecimatorTapClass = CVoicePipeKernels.DecimatorTapClass
+/// The polyphase stage's step and end, as the ``DSPKernels/Polyphase`` kernels take them.
+public typealias PolyphaseWalk = CVoicePipeKernels.PolyphaseWalk
+/// The polyphase stage's position, as the ``DSPKernels/Polyphase`` kernels take and update it.
+public typealias PolyphasePosition = CVoicePipeKernels.PolyphasePosition
+
+/// The inner loops of the built-in resampler and of the Float ↔ Int16 conversions with peak
+/// metering, as a value: a set of C-callable function pointers.
 ///
-/// Core ships portable Swift kernels (``portable``: SIMD code for the x86-64 baseline, SSE2). A
-/// module that may use C — VoicePipeIO's `Acceleration` — can supply kernels built for wider
-/// vector units (AVX2 with FMA) and make them ``preferred`` after checking the CPU at run time, so
-/// no package user ever needs compiler flags. Each set of kernels is deterministic on its own:
-/// output never depends on how the input was cut into buffers. Different sets round differently
-/// (a fused multiply-add rounds once), so a stream keeps the kernels its resampler was built with.
-/// The Int16 conversion is exact in every set.
+/// There are two sets: ``portable`` (Swift SIMD for the x86-64 baseline, SSE2) and ``avx2`` (C
+/// compiled for AVX2 with FMA, present only when this CPU and its operating system run them).
+/// ``best`` is chosen once per process from the CPU (cpuid and xgetbv), so no package user ever
+/// needs compiler flags; every converter takes its kernels as a parameter whose default is
+/// ``best``, and there is no process-wide setting to change. Each set is deterministic on its
+/// own: output never depends on how the input was cut into buffers. Different sets round
+/// differently (a fused multiply-add rounds once), so a stream keeps the kernels its resampler
+/// was built with. The Int16 conversions are exact in every set.
 ///
 /// The decimate and interpolate kernels may finish a block with a full vector whose extra lanes
 /// are discarded, so they may read up to ``readSlack`` samples past the newest input the last
@@ -18,14 +27,16 @@ import Synchronization
 public struct DSPKernels: Sendable {
     /// Computes `count` consecutive outputs of the sharp decimator by `factor`.
     ///
-    /// - `streams`: `factor` pointers, stream r at the first output's index (S_r[m] = x[factor·m + r]);
-    /// - `classes`: per residue class s, six integers: tap start, tap count, forward stream,
-    ///   forward offset, backward stream, backward offset (see `SharpStage`);
+    /// - `streams`: `factor + 1` pointers: slot 0 at the centre tap's sample, slots 1 … factor the
+    ///   streams at the first output's index (S_r[m] = x[factor·m + r − 1]);
+    /// - `classes`: `factor` residue classes, each a run of taps and the two streams it folds
+    ///   (see `SharpStage`);
     /// - `taps`, `splats`: the class taps, plain and splatted across 4-lane vectors;
-    /// - `centre`: the centre tap. Output n is
-    ///   centre·S_0[n] + Σ_s Σ_j taps[start_s + j]·(S_f[n + fo + j] + S_b[n + bo − j]), in that order.
+    /// - `centre`: the centre tap. Output n is centre·S_0[n] + Σ_s Σ_j taps[s.tapStart + j]·
+    ///   (S_s.forwardStream[n + s.forwardOffset + j] + S_s.backwardStream[n + s.backwardOffset − j]),
+    ///   in that order.
     public typealias Decimate = @convention(c) (
-        _ streams: UnsafePointer<UnsafePointer<Float>>, _ classes: UnsafePointer<Int>, _ factor: Int,
+        _ streams: UnsafePointer<UnsafePointer<Float>>, _ classes: UnsafePointer<DecimatorTapClass>, _ factor: Int,
         _ taps: UnsafePointer<Float>, _ splats: UnsafeRawPointer, _ centre: Float,
         _ output: UnsafeMutablePointer<Float>, _ count: Int
     ) -> Void
@@ -41,14 +52,14 @@ public struct DSPKernels: Sendable {
         _ output: UnsafeMutablePointer<Float>, _ count: Int
     ) -> Void
 
-    /// Runs the polyphase stage's exact-table output loop: while `state[0]` (the base) is below
-    /// `walk[3]`, writes Σ_j x[base + j]·table[phase·rowLength + j] (x = `origin`, j < rowLength,
+    /// Runs the polyphase stage's exact-table output loop: while `position.base` is below
+    /// `walk.end`, writes Σ_j x[base + j]·table[phase·rowLength + j] (x = `origin`, j < rowLength,
     /// a multiple of ``polyphaseRowMultiple``; the kernel's own lanes of partial sums and
-    /// reduction order) and steps base and phase (`state[1]`) by `walk` = [up, stepWhole,
-    /// stepPhase, last]. Returns the outputs written.
+    /// reduction order) and steps `position` by `walk`. Returns the outputs written; `position`
+    /// is left at the next output.
     public typealias Polyphase = @convention(c) (
         _ origin: UnsafePointer<Float>, _ table: UnsafePointer<Float>, _ rowLength: Int,
-        _ walk: UnsafePointer<Int>, _ state: UnsafeMutablePointer<Int>, _ output: UnsafeMutablePointer<Float>
+        _ walk: UnsafePointer<PolyphaseWalk>, _ position: UnsafeMutablePointer<PolyphasePosition>, _ output: UnsafeMutablePointer<Float>
     ) -> Int
 
     /// Converts `count` samples to Int16 exactly as ``SampleConversion/int16(_:)-(Float)`` does
@@ -95,8 +106,8 @@ public struct DSPKernels: Sendable {
         interpolate: { x, evenTaps, oddTaps, evenSplats, oddSplats, centre, output, count in
             PortableKernels.interpolate(x, evenTaps, oddTaps, evenSplats.assumingMemoryBound(to: SIMD4<Float>.self), oddSplats.assumingMemoryBound(to: SIMD4<Float>.self), centre, output, count)
         },
-        polyphase: { origin, table, rowLength, walk, state, output in
-            PortableKernels.polyphase(origin, table, rowLength, walk, state, output)
+        polyphase: { origin, table, rowLength, walk, position, output in
+            PortableKernels.polyphase(origin, table, rowLength, walk, position, output)
         },
         convertToInt16: { input, output, count, peaks in
             let measured = SampleConversion.convertToInt16(input, output, count: count, measuring: true)
@@ -109,12 +120,21 @@ public struct DSPKernels: Sendable {
         },
         polyphaseRowMultiple: 4)
 
-    private static let preferredKernels = Mutex(DSPKernels.portable)
+    /// The AVX2 + FMA kernels in C, when this CPU has those units and the operating system saves
+    /// their registers; `nil` otherwise.
+    public static let avx2: DSPKernels? = vp_cpu_supports_avx2_fma() != 0
+        ? DSPKernels(name: "AVX2 + FMA (C, chosen at run time)", decimate: vp_decimate_avx2, interpolate: vp_interpolate_avx2, polyphase: vp_polyphase_avx2, convertToInt16: vp_convert_int16_avx2, convertToFloat: vp_convert_float_avx2, polyphaseRowMultiple: 4)
+        : nil
 
-    /// The kernels new resamplers use unless told otherwise; ``portable`` until a faster set is
-    /// installed (VoicePipeIO's `Acceleration.install()` does that after checking the CPU).
-    public static var preferred: DSPKernels {
-        get { preferredKernels.withLock { $0 } }
-        set { preferredKernels.withLock { $0 = newValue } }
-    }
+    /// The plain C references of the AVX2 kernels: the same operations in the same order, one
+    /// sample at a time. They run on any CPU and exist for tests (bit-for-bit agreement).
+    public static let fmaReference = DSPKernels(
+        name: "scalar C reference of the AVX2 + FMA kernels",
+        decimate: vp_decimate_fma_reference, interpolate: vp_interpolate_fma_reference, polyphase: vp_polyphase_fma_reference,
+        convertToInt16: DSPKernels.portable.convertToInt16, convertToFloat: DSPKernels.portable.convertToFloat,
+        polyphaseRowMultiple: 4)
+
+    /// The fastest set this CPU runs (``avx2`` where available, else ``portable``), chosen once,
+    /// on first use; the default of every converter.
+    public static let best: DSPKernels = avx2 ?? portable
 }

@@ -58,24 +58,24 @@ public enum SampleConversion {
     }
 
     /// Converts `source` to Int16 into `destination` (which must be at least as long), exactly as
-    /// ``int16(_:)`` does each sample, with the ``DSPKernels/preferred`` kernels.
-    public static func int16(_ source: UnsafeBufferPointer<Float>, into destination: UnsafeMutableBufferPointer<Int16>) {
+    /// ``int16(_:)`` does each sample (every kernel set converts identically).
+    public static func int16(_ source: UnsafeBufferPointer<Float>, into destination: UnsafeMutableBufferPointer<Int16>, kernels: DSPKernels = .best) {
         precondition(destination.count >= source.count, "destination shorter than source")
         guard let input = source.baseAddress, let output = destination.baseAddress else { return }
         withUnsafeTemporaryAllocation(of: Float.self, capacity: 2) { peaks in
             guard let peaksAddress = peaks.baseAddress else { return }
-            DSPKernels.preferred.convertToInt16(input, output, source.count, peaksAddress)
+            kernels.convertToInt16(input, output, source.count, peaksAddress)
         }
     }
 
     /// Converts to Int16 like ``int16(_:into:)`` and measures on the way: the largest |x| before
-    /// rounding and the largest |sample| after it (0 … 32768), with the ``DSPKernels/preferred`` kernels.
-    public static func int16Measuring(_ source: UnsafeBufferPointer<Float>, into destination: UnsafeMutableBufferPointer<Int16>) -> (floatPeak: Float, int16Peak: Int) {
+    /// rounding and the largest |sample| after it (0 … 32768).
+    public static func int16Measuring(_ source: UnsafeBufferPointer<Float>, into destination: UnsafeMutableBufferPointer<Int16>, kernels: DSPKernels = .best) -> (floatPeak: Float, int16Peak: Int) {
         precondition(destination.count >= source.count, "destination shorter than source")
         guard let input = source.baseAddress, let output = destination.baseAddress else { return (0, 0) }
         return withUnsafeTemporaryAllocation(of: Float.self, capacity: 2) { peaks in
             guard let peaksAddress = peaks.baseAddress else { return (0, 0) }
-            DSPKernels.preferred.convertToInt16(input, output, source.count, peaksAddress)
+            kernels.convertToInt16(input, output, source.count, peaksAddress)
             return (peaks[0], Int(peaks[1]))
         }
     }
@@ -152,10 +152,10 @@ public enum SampleConversion {
     }
 
     /// Converts `source` to Float into `destination` (which must be at least as long), exactly
-    /// ``float(_:)-(Int16)`` (x / 32768) for every sample, with the ``DSPKernels/preferred`` kernels.
-    public static func float(_ source: UnsafeBufferPointer<Int16>, into destination: UnsafeMutableBufferPointer<Float>) {
+    /// ``float(_:)-(Int16)`` (x / 32768) for every sample (every kernel set converts identically).
+    public static func float(_ source: UnsafeBufferPointer<Int16>, into destination: UnsafeMutableBufferPointer<Float>, kernels: DSPKernels = .best) {
         precondition(destination.count >= source.count, "destination shorter than source")
         guard let input = source.baseAddress, let output = destination.baseAddress else { return }
-        DSPKernels.preferred.convertToFloat(input, output, source.count)
+        kernels.convertToFloat(input, output, source.count)
     }
 }

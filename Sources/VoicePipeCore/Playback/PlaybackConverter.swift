@@ -39,9 +39,9 @@ public final class PlaybackConverter {
     ///   - sourceRate: rate of the incoming samples (24 kHz on the wire).
     ///   - outputRate: the player's rate; a different rate goes through the built-in resampler.
     ///   - channelCount: player channels; mono is copied to each.
-    ///   - kernels: the conversion and resampler inner loops (``DSPKernels/preferred`` by default).
+    ///   - kernels: the conversion and resampler inner loops (``DSPKernels/best`` by default).
     /// - Throws: ``PlaybackConverterError`` for a channel count outside 1 … 64 or an unsupported rate.
-    public init(sourceRate: Double = AudioFormat.playback.sampleRate, outputRate: Double = AudioFormat.playback.sampleRate, channelCount: Int = 1, kernels: DSPKernels = .preferred) throws(PlaybackConverterError) {
+    public init(sourceRate: Double = AudioFormat.playback.sampleRate, outputRate: Double = AudioFormat.playback.sampleRate, channelCount: Int = 1, kernels: DSPKernels = .best) throws(PlaybackConverterError) {
         guard (1...64).contains(channelCount) else { throw .channelCountOutOfRange(channelCount) }
         for rate in [sourceRate, outputRate] where !(rate.isFinite && rate >= RationalRatio.minimumRate && rate <= RationalRatio.maximumRate) {
             throw .resampler(.unsupportedRate(rate))

@@ -57,9 +57,9 @@ public final class BuiltInResampler: Resampler {
 
     /// Builds a resampler; all memory is allocated here.
     /// - Parameters:
-    ///   - kernels: the inner loops; ``DSPKernels/preferred`` by default.
+    ///   - kernels: the inner loops; the fastest set this CPU runs (``DSPKernels/best``) by default.
     /// - Throws: ``ResamplerError/unsupportedRate(_:)`` for a rate outside 1 kHz … 768 kHz.
-    public init(inputRate: Double, outputRate: Double, kernels: DSPKernels = .preferred) throws(ResamplerError) {
+    public init(inputRate: Double, outputRate: Double, kernels: DSPKernels = .best) throws(ResamplerError) {
         self.kernels = kernels
         self.inputRate = inputRate
         self.outputRate = outputRate

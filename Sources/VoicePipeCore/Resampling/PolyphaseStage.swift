@@ -1,3 +1,5 @@
+import CVoicePipeKernels
+
 /// The arbitrary-ratio stage: a polyphase Kaiser-windowed-sinc filter with a wide transition band.
 ///
 /// It converts between the doubled lower rate and the other rate (48 → 32 kHz, 32 → 44.1 kHz, …)
@@ -22,9 +24,9 @@ final class PolyphaseStage {
     private let tablePhases: Int
     private let history: SampleHistory
     private let kernels: DSPKernels
-    /// [up, stepWhole, stepPhase, last] and [base, phase], handed to the kernel.
-    private let walk: UnsafeMutablePointer<Int>
-    private let state: UnsafeMutablePointer<Int>
+    /// The step and end, and the position, handed to the kernel.
+    private let walk: UnsafeMutablePointer<PolyphaseWalk>
+    private let position: UnsafeMutablePointer<PolyphasePosition>
     private let stepWhole: Int
     private let stepPhase: Int
     /// Integer part of the next output's input position.
@@ -78,10 +80,10 @@ final class PolyphaseStage {
             self.slopes = slopes
         }
         history = SampleHistory(capacity: 2 * tapCount + maxInputBlock + 4, readSlack: paddedTaps - tapCount)
-        walk = .allocate(capacity: 4)
-        walk.initialize(from: [ratio.up, stepWhole, stepPhase, 0], count: 4)
-        state = .allocate(capacity: 2)
-        state.initialize(repeating: 0, count: 2)
+        walk = .allocate(capacity: 1)
+        walk.initialize(to: PolyphaseWalk(phaseCount: ratio.up, stepWhole: stepWhole, stepPhase: stepPhase, end: 0))
+        position = .allocate(capacity: 1)
+        position.initialize(to: PolyphasePosition(base: 0, phase: 0))
         reset()
     }
 
@@ -89,7 +91,7 @@ final class PolyphaseStage {
         table.deallocate()
         slopes?.deallocate()
         walk.deallocate()
-        state.deallocate()
+        position.deallocate()
     }
 
     /// Input samples the stage must see after an output's position: its lookahead.
@@ -136,12 +138,11 @@ final class PolyphaseStage {
                 }
             }
         } else {
-            walk[3] = last
-            state[0] = base
-            state[1] = phase
-            produced = kernels.polyphase(origin - halfTaps + 1, table, rowLength, walk, state, output)
-            base = state[0]
-            phase = state[1]
+            walk.pointee.end = last
+            position.pointee = PolyphasePosition(base: base, phase: phase)
+            produced = kernels.polyphase(origin - halfTaps + 1, table, rowLength, walk, position, output)
+            base = position.pointee.base
+            phase = position.pointee.phase
         }
         self.base = base
         self.phase = phase

@@ -1,3 +1,5 @@
+import CVoicePipeKernels
+
 /// The portable Swift kernels behind ``DSPKernels/portable``: SIMD code that compiles to
 /// SSE2 on the x86-64 baseline, each with the plain arithmetic every vector lane repeats.
 ///
@@ -25,7 +27,7 @@ enum PortableKernels {
 
     /// See ``DSPKernels/Decimate``: 16 outputs per vector step, then singly.
     static func decimate(
-        _ streams: UnsafePointer<UnsafePointer<Float>>, _ classes: UnsafePointer<Int>, _ factor: Int,
+        _ streams: UnsafePointer<UnsafePointer<Float>>, _ classes: UnsafePointer<DecimatorTapClass>, _ factor: Int,
         _ taps: UnsafePointer<Float>, _ splats: UnsafePointer<SIMD4<Float>>, _ centre: Float,
         _ output: UnsafeMutablePointer<Float>, _ count: Int
     ) {
@@ -44,7 +46,7 @@ enum PortableKernels {
 
     @inline(__always)
     static func decimateVector(
-        _ streams: UnsafePointer<UnsafePointer<Float>>, _ classes: UnsafePointer<Int>, _ factor: Int,
+        _ streams: UnsafePointer<UnsafePointer<Float>>, _ classes: UnsafePointer<DecimatorTapClass>, _ factor: Int,
         _ splats: UnsafePointer<SIMD4<Float>>, _ centre: Float, _ offset: Int
     ) -> SIMD16<Float> {
         @inline(__always) func splat(_ tap: SIMD4<Float>) -> SIMD16<Float> {
@@ -53,11 +55,11 @@ enum PortableKernels {
         }
         var sum = SIMD16(repeating: centre) * load16(streams[0] + offset)
         for s in 0..<factor {
-            let tapClass = classes + 6 &* s
-            let taps = splats + tapClass[0]
-            let forward = streams[tapClass[2]] + (offset &+ tapClass[3])
-            let backward = streams[tapClass[4]] + (offset &+ tapClass[5])
-            for j in 0..<tapClass[1] {
+            let tapClass = classes[s]
+            let taps = splats + tapClass.tapStart
+            let forward = streams[tapClass.forwardStream] + (offset &+ tapClass.forwardOffset)
+            let backward = streams[tapClass.backwardStream] + (offset &+ tapClass.backwardOffset)
+            for j in 0..<tapClass.tapCount {
                 sum += splat(taps[j]) * (load16(forward + j) + load16(backward - j))
             }
         }
@@ -67,16 +69,16 @@ enum PortableKernels {
     /// One decimator output, plainly: centre, then each class in ascending j.
     @inline(__always)
     static func decimateReference(
-        _ streams: UnsafePointer<UnsafePointer<Float>>, _ classes: UnsafePointer<Int>, _ factor: Int,
+        _ streams: UnsafePointer<UnsafePointer<Float>>, _ classes: UnsafePointer<DecimatorTapClass>, _ factor: Int,
         _ taps: UnsafePointer<Float>, _ centre: Float, _ offset: Int
     ) -> Float {
         var sum = centre * streams[0][offset]
         for s in 0..<factor {
-            let tapClass = classes + 6 * s
-            let classTaps = taps + tapClass[0]
-            let forward = streams[tapClass[2]] + (offset + tapClass[3])
-            let backward = streams[tapClass[4]] + (offset + tapClass[5])
-            for j in 0..<tapClass[1] {
+            let tapClass = classes[s]
+            let classTaps = taps + tapClass.tapStart
+            let forward = streams[tapClass.forwardStream] + (offset + tapClass.forwardOffset)
+            let backward = streams[tapClass.backwardStream] + (offset + tapClass.backwardOffset)
+            for j in 0..<tapClass.tapCount {
                 sum += classTaps[j] * (forward[j] + backward[-j])
             }
         }
@@ -154,14 +156,14 @@ enum PortableKernels {
 
     /// See ``DSPKernels/Polyphase``. The common row lengths get a call of their own so the
     /// dot products fully unroll.
-    static func polyphase(_ origin: UnsafePointer<Float>, _ table: UnsafePointer<Float>, _ rowLength: Int, _ walk: UnsafePointer<Int>, _ state: UnsafeMutablePointer<Int>, _ output: UnsafeMutablePointer<Float>) -> Int {
-        let stepper = PolyphaseWalk(up: walk[0], stepWhole: walk[1], stepPhase: walk[2], last: walk[3])
+    static func polyphase(_ origin: UnsafePointer<Float>, _ table: UnsafePointer<Float>, _ rowLength: Int, _ walk: UnsafePointer<PolyphaseWalk>, _ position: UnsafeMutablePointer<PolyphasePosition>, _ output: UnsafeMutablePointer<Float>) -> Int {
+        let stepper = PolyphaseStepper(walk.pointee)
         switch rowLength {
-        case 12: return stepper.run(origin, table, 12, state, output)
-        case 16: return stepper.run(origin, table, 16, state, output)
-        case 20: return stepper.run(origin, table, 20, state, output)
-        case 24: return stepper.run(origin, table, 24, state, output)
-        default: return stepper.run(origin, table, rowLength, state, output)
+        case 12: return stepper.run(origin, table, 12, position, output)
+        case 16: return stepper.run(origin, table, 16, position, output)
+        case 20: return stepper.run(origin, table, 20, position, output)
+        case 24: return stepper.run(origin, table, 24, position, output)
+        default: return stepper.run(origin, table, rowLength, position, output)
         }
     }
 
@@ -225,11 +227,18 @@ enum PortableKernels {
 
 /// The polyphase stage's output loop over plain values (a struct, not a closure over locals, so
 /// it allocates nothing even unoptimised).
-struct PolyphaseWalk {
+struct PolyphaseStepper {
     let up: Int
     let stepWhole: Int
     let stepPhase: Int
     let last: Int
+
+    init(_ walk: PolyphaseWalk) {
+        up = walk.phaseCount
+        stepWhole = walk.stepWhole
+        stepPhase = walk.stepPhase
+        last = walk.end
+    }
 
     @inline(__always)
     func advance(_ base: inout Int, _ phase: inout Int) {
@@ -243,9 +252,9 @@ struct PolyphaseWalk {
 
     /// Four outputs at a time (four independent sums reduced by one transpose), then singly.
     @inline(__always)
-    func run(_ origin: UnsafePointer<Float>, _ table: UnsafePointer<Float>, _ length: Int, _ state: UnsafeMutablePointer<Int>, _ output: UnsafeMutablePointer<Float>) -> Int {
-        var base = state[0]
-        var phase = state[1]
+    func run(_ origin: UnsafePointer<Float>, _ table: UnsafePointer<Float>, _ length: Int, _ position: UnsafeMutablePointer<PolyphasePosition>, _ output: UnsafeMutablePointer<Float>) -> Int {
+        var base = position.pointee.base
+        var phase = position.pointee.phase
         var produced = 0
         while true {
             var b1 = base, p1 = phase
@@ -270,8 +279,7 @@ struct PolyphaseWalk {
             produced &+= 1
             advance(&base, &phase)
         }
-        state[0] = base
-        state[1] = phase
+        position.pointee = PolyphasePosition(base: base, phase: phase)
         return produced
     }
 }

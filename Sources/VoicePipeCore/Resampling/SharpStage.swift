@@ -1,3 +1,5 @@
+import CVoicePipeKernels
+
 /// A linear-phase FIR stage that changes the rate by up/down with up 1 or 2: the sharp stages
 /// (decimate by 2, or 2/3 through twice the input rate) and the half-band decimators before them.
 ///
@@ -34,8 +36,8 @@ final class SharpStage {
 
     /// One phase: its taps grouped by residue, as the decimate kernel takes them.
     struct Phase {
-        /// Per group: tap start, tap count, forward slot, forward offset, backward slot, backward offset.
-        let classes: UnsafeMutablePointer<Int>
+        /// One tap class per residue: its taps and the two stream slots it folds.
+        let classes: UnsafeMutablePointer<DecimatorTapClass>
         let taps: UnsafeMutablePointer<Float>
         let splats: UnsafeMutablePointer<SIMD4<Float>>
         let centreTap: Float
@@ -63,7 +65,7 @@ final class SharpStage {
         for q in 0..<up {
             // Taps of this phase: k ≡ down·q + c (mod up).
             let first = modulo(down * q + centre, up)
-            var table = [Int]()
+            var table = [DecimatorTapClass]()
             var coefficients = [Float]()
             for s in 0..<down {
                 let start = coefficients.count
@@ -82,11 +84,14 @@ final class SharpStage {
                 let k0 = first + up * s
                 let late = (down * q + centre - k0) / up
                 let early = (down * q - centre + k0) / up
-                table += [start, count, 1 + modulo(early, down), floorDivide(early, down), 1 + modulo(late, down), floorDivide(late, down)]
+                table.append(DecimatorTapClass(
+                    tapStart: start, tapCount: count,
+                    forwardStream: 1 + modulo(early, down), forwardOffset: floorDivide(early, down),
+                    backwardStream: 1 + modulo(late, down), backwardOffset: floorDivide(late, down)))
             }
             let hasCentre = modulo(centre - first, up) == 0
             let centreA = hasCentre ? down * q / up : (down * q - centre + first) / up
-            let classes = UnsafeMutablePointer<Int>.allocate(capacity: table.count)
+            let classes = UnsafeMutablePointer<DecimatorTapClass>.allocate(capacity: table.count)
             classes.initialize(from: table, count: table.count)
             let tapStore = UnsafeMutablePointer<Float>.allocate(capacity: max(coefficients.count, 1))
             tapStore.initialize(from: coefficients, count: coefficients.count)
