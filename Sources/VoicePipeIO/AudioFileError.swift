@@ -2,22 +2,25 @@ import VoicePipeCore
 
 /// Why an audio file could not be opened, read or written.
 ///
-/// Each case names the file; ``description`` is one sentence a user can act on. Where libsndfile
-/// said why it refused, its own message is kept in the `reason` or `detail`.
+/// Each case names the file; ``description`` is one sentence a user can act on, ending with the
+/// code of the failing call (errno, or libsndfile's error number) where one failed, so that a
+/// report can be matched with that library's documentation.
 public enum AudioFileError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Nothing exists at the path.
     case fileNotFound(path: String)
     /// The path exists but cannot be opened for reading: permission denied, a directory, an I/O error.
-    case cannotOpen(path: String, reason: String)
-    /// The bytes are not an audio format libsndfile recognises (garbage, an empty file, an unsupported codec).
-    case unrecognizedFormat(path: String, detail: String)
+    case cannotOpen(path: String, reason: String, code: SystemErrorCode?)
+    /// The bytes are not an audio format libsndfile recognises (garbage, an empty file, an
+    /// unsupported codec); `detail` is libsndfile's reason where it gave one.
+    case unrecognizedFormat(path: String, detail: String, code: SystemErrorCode?)
     /// The header was read, but it reports a format the ``FormatGuard`` refuses (0 Hz, no channels).
     case unusableFormat(path: String, FormatRejection)
-    /// The explicit format given for a headerless raw file is unusable. The string is the whole
-    /// sentence, naming the file.
-    case invalidRawFormat(String)
-    /// libsndfile reported a read error part-way through the file; everything before it was delivered.
-    case corrupt(path: String, detail: String)
+    /// The explicit format given for a headerless raw file is unusable: what is wrong with it and
+    /// what to give instead.
+    case invalidRawFormat(path: String, problem: String, code: SystemErrorCode?)
+    /// libsndfile reported a read error part-way through the file; everything before it was
+    /// delivered. The code carries libsndfile's own message.
+    case corrupt(path: String, code: SystemErrorCode)
     /// The header declares more frames than the file holds; every frame that is there was delivered.
     case truncated(path: String, framesRead: Int, framesDeclared: Int)
     /// The caller's buffer cannot take this file's samples: its element type is not the file's native
@@ -25,34 +28,59 @@ public enum AudioFileError: Error, Sendable, Equatable, CustomStringConvertible 
     case incompatibleBuffer(path: String, detail: String)
     /// The output file could not be created (missing directory, permission, unsupported format).
     /// The reason says what to do about it.
-    case cannotCreate(path: String, reason: String)
+    case cannotCreate(path: String, reason: String, code: SystemErrorCode?)
     /// Writing or finalising the output file failed (disk full, I/O error, a misuse such as a partial
     /// frame). The reason says what to do about it.
-    case writeFailed(path: String, reason: String)
+    case writeFailed(path: String, reason: String, code: SystemErrorCode?)
+
+    /// The code of the failing system or libsndfile call, when one failed.
+    public var code: SystemErrorCode? {
+        switch self {
+        case .fileNotFound: SystemErrorCode(.posix, 2, message: "No such file or directory")
+        case .cannotOpen(_, _, let code), .unrecognizedFormat(_, _, let code), .invalidRawFormat(_, _, let code),
+             .cannotCreate(_, _, let code), .writeFailed(_, _, let code):
+            code
+        case .corrupt(_, let code): code
+        case .unusableFormat, .truncated, .incompatibleBuffer: nil
+        }
+    }
+
+    /// The file the error is about.
+    public var path: String {
+        switch self {
+        case .fileNotFound(let path), .cannotOpen(let path, _, _), .unrecognizedFormat(let path, _, _),
+             .unusableFormat(let path, _), .invalidRawFormat(let path, _, _), .corrupt(let path, _),
+             .truncated(let path, _, _), .incompatibleBuffer(let path, _), .cannotCreate(let path, _, _),
+             .writeFailed(let path, _, _):
+            path
+        }
+    }
 
     public var description: String {
+        let sentence: String
         switch self {
         case .fileNotFound(let path):
-            "Cannot read '\(path)': no such file; check the path."
-        case .cannotOpen(let path, let reason):
-            "Cannot open '\(path)': \(reason); check that the path names a readable audio file."
-        case .unrecognizedFormat(let path, let detail):
-            "'\(path)' is not an audio file VoicePipe can read (\(Self.trimmed(detail))); convert it to WAV, AIFF, FLAC or Ogg, or read it as raw PCM with an explicit format."
+            sentence = "cannot read '\(path)': no such file; check the path"
+        case .cannotOpen(let path, let reason, _):
+            sentence = "cannot open '\(path)': \(reason); check that the path names a readable audio file"
+        case .unrecognizedFormat(let path, let detail, _):
+            sentence = "'\(path)' is not an audio file VoicePipe can read (\(Self.trimmed(detail))); convert it to WAV, AIFF, FLAC or Ogg, or read it as raw PCM with an explicit format"
         case .unusableFormat(let path, let rejection):
-            "'\(path)' cannot be used: \(rejection); its header is broken, so re-export or re-record the file."
-        case .invalidRawFormat(let sentence):
-            sentence
-        case .corrupt(let path, let detail):
-            "'\(path)' is damaged: reading stopped with \"\(Self.trimmed(detail))\" after the audio before that point was delivered; repair or re-export the file."
+            sentence = "'\(path)' cannot be used: \(rejection); its header is broken, so re-export or re-record the file"
+        case .invalidRawFormat(let path, let problem, _):
+            sentence = "cannot read '\(path)' as raw PCM: \(problem)"
+        case .corrupt(let path, let code):
+            sentence = "'\(path)' is damaged: reading stopped with \"\(Self.trimmed(code.message))\" after the audio before that point was delivered; repair or re-export the file"
         case .truncated(let path, let framesRead, let framesDeclared):
-            "'\(path)' is truncated: its header declares \(framesDeclared) frames but only \(framesRead) are present (all of them were delivered); copy or export the file again."
+            sentence = "'\(path)' is truncated: its header declares \(framesDeclared) frames but only \(framesRead) are present (all of them were delivered); copy or export the file again"
         case .incompatibleBuffer(let path, let detail):
-            "Cannot read '\(path)' into this buffer: \(detail)."
-        case .cannotCreate(let path, let reason):
-            "Cannot create '\(path)': \(reason)."
-        case .writeFailed(let path, let reason):
-            "Writing '\(path)' failed: \(reason)."
+            sentence = "cannot read '\(path)' into this buffer: \(detail)"
+        case .cannotCreate(let path, let reason, _):
+            sentence = "cannot create '\(path)': \(reason)"
+        case .writeFailed(let path, let reason, _):
+            sentence = "writing '\(path)' failed: \(reason)"
         }
+        return code.map { "\(sentence) (\($0))" } ?? sentence
     }
 
     /// libsndfile's messages end with a full stop; inside our sentence they should not.

@@ -52,8 +52,8 @@ public final class AudioFileReader {
     ///
     /// Works for headers the guard refuses: a WAV or AIFF that says 0 Hz or 0 channels comes back with
     /// that format, so ``AudioFileInfo/verdict`` can say why it is unusable.
-    /// - Throws: ``AudioFileError/fileNotFound(path:)``, ``AudioFileError/cannotOpen(path:reason:)``,
-    ///   ``AudioFileError/unrecognizedFormat(path:detail:)``.
+    /// - Throws: ``AudioFileError/fileNotFound(path:)``, ``AudioFileError/cannotOpen(path:reason:code:)``,
+    ///   ``AudioFileError/unrecognizedFormat(path:detail:code:)``.
     public static func inspect(path: String) throws(AudioFileError) -> AudioFileInfo {
         switch try openFile(path: path) {
         case .opened(let handle, let info):
@@ -89,8 +89,8 @@ public final class AudioFileReader {
     ///   - path: the file; its whole content is sample data.
     ///   - rawFormat: rate, channels and sample type of the data; must pass the ``FormatGuard``, be
     ///     interleaved, and have a whole-number rate.
-    /// - Throws: ``AudioFileError/invalidRawFormat(_:)`` for an unusable format (checked before the
-    ///   file is touched), ``AudioFileError/fileNotFound(path:)``, ``AudioFileError/cannotOpen(path:reason:)``.
+    /// - Throws: ``AudioFileError/invalidRawFormat(path:problem:code:)`` for an unusable format (checked before the
+    ///   file is touched), ``AudioFileError/fileNotFound(path:)``, ``AudioFileError/cannotOpen(path:reason:code:)``.
     public init(path: String, rawFormat: AudioFormat) throws(AudioFileError) {
         // One channel is the same bytes either way; call it interleaved like every file the reader delivers.
         var described = rawFormat
@@ -98,18 +98,18 @@ public final class AudioFileReader {
         let validated: ValidatedFormat
         switch FormatGuard.verdict(for: described) {
         case .failure(let rejection):
-            throw .invalidRawFormat("Cannot read '\(path)' as raw PCM: \(rejection); give the rate and channel count the samples were recorded with.")
+            throw .invalidRawFormat(path: path, problem: "\(rejection); give the rate and channel count the samples were recorded with", code: nil)
         case .success(let format):
             validated = format
         }
         guard validated.isInterleaved else {
-            throw .invalidRawFormat("Cannot read '\(path)' as raw PCM: the format is deinterleaved, but raw files are read as interleaved frames; describe the file as interleaved.")
+            throw .invalidRawFormat(path: path, problem: "the format is deinterleaved, but raw files are read as interleaved frames; describe the file as interleaved", code: nil)
         }
         guard let rate = Int32(exactly: validated.sampleRate) else {
-            throw .invalidRawFormat("Cannot read '\(path)' as raw PCM: the sample rate \(validated.sampleRate) Hz is not a whole number of hertz that libsndfile can represent; give a whole-number rate.")
+            throw .invalidRawFormat(path: path, problem: "the sample rate \(validated.sampleRate) Hz is not a whole number of hertz that libsndfile can represent; give a whole-number rate", code: nil)
         }
         guard let channels = Int32(exactly: validated.channelCount) else {
-            throw .invalidRawFormat("Cannot read '\(path)' as raw PCM: \(validated.channelCount) channels is more than libsndfile can read; check the channel count.")
+            throw .invalidRawFormat(path: path, problem: "\(validated.channelCount) channels is more than libsndfile can read; check the channel count", code: nil)
         }
 
         let descriptor = try POSIXFile.openForReading(path)
@@ -121,10 +121,10 @@ public final class AudioFileReader {
         request.format = major | subtype | Int32(SF_ENDIAN_LITTLE)
         switch SndFile.open(consuming: descriptor, mode: Int32(SFM_READ), info: &request) {
         case .failure(let failure):
-            if failure.code == Int32(SF_ERR_SYSTEM) {
-                throw .cannotOpen(path: path, reason: failure.message)
+            if failure.isSystemError {
+                throw .cannotOpen(path: path, reason: failure.message, code: failure.code)
             }
-            throw .invalidRawFormat("Cannot read '\(path)' as raw PCM in \(validated): libsndfile refused it (\(failure.message)); check the format.")
+            throw .invalidRawFormat(path: path, problem: "libsndfile refused \(validated) (\(failure.message)); check the format", code: failure.code)
         case .success(let handle):
             let sndFormat = SndFileFormat(major: major, subtype: subtype)
             self.handle = handle
@@ -151,7 +151,7 @@ public final class AudioFileReader {
     /// - Throws: ``AudioFileError/incompatibleBuffer(path:detail:)`` (wrong type, less than one frame;
     ///   nothing is read); ``AudioFileError/truncated(path:framesRead:framesDeclared:)`` from the read
     ///   that reaches the end when the header declared more frames than were there, and
-    ///   ``AudioFileError/corrupt(path:detail:)`` from the read after a libsndfile read error. In both
+    ///   ``AudioFileError/corrupt(path:code:)`` from the read after a libsndfile read error. In both
     ///   cases every frame that could be read was delivered first, and every later read throws again.
     public func read<T: PCMSample>(into buffer: UnsafeMutableBufferPointer<T>) throws(AudioFileError) -> Int {
         guard Self.isSwiftType(T.self, of: format.sampleType) else {
@@ -221,11 +221,11 @@ public final class AudioFileReader {
         let failed = sf_error(handle) != 0
         if delivered > 0 {
             framesRead += delivered
-            if failed { pendingError = .corrupt(path: info.path, detail: SndFile.message(handle)) }
+            if failed { pendingError = .corrupt(path: info.path, code: SndFile.lastError(handle)) }
             return delivered
         }
         if failed {
-            let error = AudioFileError.corrupt(path: info.path, detail: SndFile.message(handle))
+            let error = AudioFileError.corrupt(path: info.path, code: SndFile.lastError(handle))
             pendingError = error
             throw error
         }
@@ -271,13 +271,13 @@ public final class AudioFileReader {
                 let info = refusedHeaderInfo(path: path, probe: probe)
                 if case .failure(let rejection) = info.verdict { return .refusedHeader(info, rejection) }
             }
-            if failure.code == Int32(SF_ERR_SYSTEM) {
-                throw .cannotOpen(path: path, reason: failure.message)
+            if failure.isSystemError {
+                throw .cannotOpen(path: path, reason: failure.message, code: failure.code)
             }
             if size == 0 {
-                throw .unrecognizedFormat(path: path, detail: "the file is empty")
+                throw .unrecognizedFormat(path: path, detail: "the file is empty", code: nil)
             }
-            throw .unrecognizedFormat(path: path, detail: failure.message)
+            throw .unrecognizedFormat(path: path, detail: failure.message, code: failure.code)
         case .success(let handle):
             let sndFormat = SndFileFormat(code: sfInfo.format)
             // Trust the probe only when libsndfile agrees on the container.

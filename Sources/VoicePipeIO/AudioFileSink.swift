@@ -27,12 +27,12 @@ public final class AudioFileSink: PlayerSink {
     public func open(_ format: PlayerFormat) throws(PlayerSinkError) {
         try close()
         guard let rate = Int(exactly: format.sampleRate) else {
-            throw .deviceFailure(code: 0, message: "a WAV file needs a whole-number rate, not \(format.sampleRate) Hz")
+            throw .failed("a WAV file needs a whole-number rate, not \(format.sampleRate) Hz", code: nil)
         }
         do {
             writer = try AudioFileWriter(path: path, sampleRate: rate, channelCount: format.channelCount, encoding: .float32)
         } catch {
-            throw .deviceFailure(code: 0, message: error.description)
+            throw .failed(error.description, code: error.code)
         }
         self.format = format
         finalFrames = 0
@@ -62,7 +62,7 @@ public final class AudioFileSink: PlayerSink {
             }
             try writer.write(UnsafeBufferPointer(start: interleaved, count: needed))
         } catch {
-            throw .deviceFailure(code: 0, message: error.description)
+            throw .failed(error.description, code: error.code)
         }
     }
 
@@ -73,7 +73,7 @@ public final class AudioFileSink: PlayerSink {
         do {
             try writer.close()
         } catch {
-            throw .deviceFailure(code: 0, message: error.description)
+            throw .failed(error.description, code: error.code)
         }
     }
 }

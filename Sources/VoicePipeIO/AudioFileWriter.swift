@@ -47,7 +47,7 @@ public final class AudioFileWriter {
     ///   - channelCount: samples per frame; must be positive.
     ///   - encoding: 16-bit PCM or 32-bit float.
     /// - Throws: ``AudioFileError/unusableFormat(path:_:)`` for a rate or channel count the
-    ///   ``FormatGuard`` refuses; ``AudioFileError/cannotCreate(path:reason:)`` when the file cannot be
+    ///   ``FormatGuard`` refuses; ``AudioFileError/cannotCreate(path:reason:code:)`` when the file cannot be
     ///   created (missing directory, permission) or libsndfile refuses the format.
     public init(path: String, sampleRate: Int, channelCount: Int, encoding: Encoding) throws(AudioFileError) {
         let sampleType: SampleType = encoding == .int16 ? .int16 : .float32
@@ -57,20 +57,20 @@ public final class AudioFileWriter {
         case .success(let format): validated = format
         }
         guard let rate = Int32(exactly: sampleRate), let channels = Int32(exactly: channelCount) else {
-            throw .cannotCreate(path: path, reason: "\(sampleRate) Hz with \(channelCount) channels is beyond what a WAV file can hold; use a smaller rate or fewer channels")
+            throw .cannotCreate(path: path, reason: "\(sampleRate) Hz with \(channelCount) channels is beyond what a WAV file can hold; use a smaller rate or fewer channels", code: nil)
         }
         var request = SF_INFO()
         request.samplerate = rate
         request.channels = channels
         request.format = Int32(SF_FORMAT_WAV) | SndFileFormat.pcmSubtype(for: sampleType)
         guard sf_format_check(&request) != 0 else {
-            throw .cannotCreate(path: path, reason: "libsndfile cannot write a WAV file of \(validated); use fewer channels")
+            throw .cannotCreate(path: path, reason: "libsndfile cannot write a WAV file of \(validated); use fewer channels", code: nil)
         }
 
         let descriptor = try POSIXFile.createForWriting(path)
         switch SndFile.open(consuming: descriptor, mode: Int32(SFM_WRITE), info: &request) {
         case .failure(let failure):
-            throw .cannotCreate(path: path, reason: "libsndfile could not start the file (\(failure.message)); check free space and the path")
+            throw .cannotCreate(path: path, reason: "libsndfile could not start the file (\(failure.message)); check free space and the path", code: failure.code)
         case .success(let handle):
             self.handle = handle
         }
@@ -87,7 +87,7 @@ public final class AudioFileWriter {
 
     /// Appends interleaved Int16 frames.
     /// - Parameter interleaved: whole frames (a multiple of the channel count) of full-scale-32768 samples.
-    /// - Throws: ``AudioFileError/writeFailed(path:reason:)`` for a partial frame (nothing is written),
+    /// - Throws: ``AudioFileError/writeFailed(path:reason:code:)`` for a partial frame (nothing is written),
     ///   a closed writer, or a short write (disk full); ``framesWritten`` counts what did get written.
     public func write(_ interleaved: UnsafeBufferPointer<Int16>) throws(AudioFileError) {
         let handle = try writableHandle(sampleCount: interleaved.count)
@@ -123,7 +123,7 @@ public final class AudioFileWriter {
     }
 
     /// Finalises the header and closes the file. Closing twice is harmless.
-    /// - Throws: ``AudioFileError/writeFailed(path:reason:)`` when the header or the file could not be
+    /// - Throws: ``AudioFileError/writeFailed(path:reason:code:)`` when the header or the file could not be
     ///   finished; the file is closed either way.
     public func close() throws(AudioFileError) {
         guard let handle else { return }
@@ -131,7 +131,8 @@ public final class AudioFileWriter {
         // sf_close rewrites the header with the final sizes and closes the descriptor.
         let status = sf_close(handle)
         if status != 0 {
-            throw .writeFailed(path: path, reason: "libsndfile could not finish the header or close the file (\(String(cString: sf_error_number(status)))); the file is incomplete, check free space and write it again")
+            let code = SndFile.code(status)
+            throw .writeFailed(path: path, reason: "libsndfile could not finish the header or close the file (\(code.message)); the file is incomplete, check free space and write it again", code: code)
         }
     }
 
@@ -139,10 +140,10 @@ public final class AudioFileWriter {
 
     private func writableHandle(sampleCount: Int) throws(AudioFileError) -> OpaquePointer {
         guard let handle else {
-            throw .writeFailed(path: path, reason: "the writer is already closed; create a new writer to write more")
+            throw .writeFailed(path: path, reason: "the writer is already closed; create a new writer to write more", code: nil)
         }
         guard sampleCount % format.channelCount == 0 else {
-            throw .writeFailed(path: path, reason: "the buffer holds \(sampleCount) samples, not a whole number of \(format.channelCount)-channel frames; nothing was written, pass whole frames")
+            throw .writeFailed(path: path, reason: "the buffer holds \(sampleCount) samples, not a whole number of \(format.channelCount)-channel frames; nothing was written, pass whole frames", code: nil)
         }
         return handle
     }
@@ -152,7 +153,8 @@ public final class AudioFileWriter {
         let written = Int(max(write(sf_count_t(frames)), 0))
         framesWritten += written
         guard written == frames else {
-            throw .writeFailed(path: path, reason: "only \(written) of \(frames) frames were written (\(SndFile.message(handle))); check free disk space")
+            let code = SndFile.lastError(handle)
+            throw .writeFailed(path: path, reason: "only \(written) of \(frames) frames were written (\(code.message)); check free disk space", code: code)
         }
     }
 

@@ -64,7 +64,7 @@ public final class LibsamplerateResampler: Resampler {
 
     /// Creates a libsamplerate converter.
     /// - Throws: ``ResamplerError/unsupportedRate(_:)`` for a rate outside 1 kHz … 768 kHz, or
-    ///   ``ResamplerError/backendFailure(code:message:)`` with libsamplerate's error.
+    ///   ``ResamplerError/backendFailure(_:code:)`` with libsamplerate's error.
     public init(inputRate: Double, outputRate: Double, quality: Quality = .sincBest) throws(ResamplerError) {
         self.inputRate = inputRate
         self.outputRate = outputRate
@@ -72,7 +72,7 @@ public final class LibsamplerateResampler: Resampler {
         ratio = try RationalRatio(inputRate: inputRate, outputRate: outputRate)
         srcRatio = outputRate / inputRate
         guard src_is_valid_ratio(srcRatio) != 0 else {
-            throw .backendFailure(code: -1, message: "libsamplerate converts by ratios from 1/256 to 256, not \(srcRatio)")
+            throw .backendFailure("libsamplerate converts by ratios from 1/256 to 256, not \(srcRatio)", code: nil)
         }
         state = try Self.makeState(quality)
         paddingFrames = Int((1 / srcRatio).rounded(.up)) + 4
@@ -173,13 +173,13 @@ public final class LibsamplerateResampler: Resampler {
             data.output_frames = capacity - produced
             data.end_of_input = endOfInput ? 1 : 0
             let code = src_process(state, &data)
-            guard code == 0 else { throw .backendFailure(code: Int(code), message: String(cString: src_strerror(code))) }
+            guard code == 0 else { throw .backendFailure("libsamplerate refused the block", code: Self.code(code)) }
             used += data.input_frames_used
             produced += data.output_frames_gen
             if data.output_frames_gen == 0 && data.input_frames_used == 0 { break }
         } while used < count || (endOfInput && produced < capacity)
         guard used == count else {
-            throw .backendFailure(code: -1, message: "libsamplerate released more output than the buffer sized for it holds")
+            throw .backendFailure("libsamplerate released more output than the buffer sized for it holds", code: nil)
         }
         return produced
     }
@@ -203,8 +203,13 @@ public final class LibsamplerateResampler: Resampler {
     private static func makeState(_ quality: Quality) throws(ResamplerError) -> OpaquePointer {
         var error: Int32 = 0
         guard let state = src_new(quality.converterType, 1, &error) else {
-            throw .backendFailure(code: Int(error), message: String(cString: src_strerror(error)))
+            throw .backendFailure("libsamplerate could not create a converter", code: Self.code(error))
         }
         return state
+    }
+
+    /// A libsamplerate error number with its own text.
+    private static func code(_ error: Int32) -> SystemErrorCode {
+        SystemErrorCode(.libsamplerate, error, message: src_strerror(error).map { String(cString: $0) } ?? "unknown error")
     }
 }

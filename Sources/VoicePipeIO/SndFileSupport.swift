@@ -79,8 +79,16 @@ struct SndFileFormat: Equatable {
 
 /// Why libsndfile refused to open a file: its error code and its own message.
 struct SndFileFailure: Error {
-    let code: Int32
-    let message: String
+    let code: SystemErrorCode
+
+    init(_ value: Int32, message: String) {
+        code = SystemErrorCode(.libsndfile, value, message: message)
+    }
+
+    /// libsndfile's own message.
+    var message: String { code.message }
+    /// Whether the failure was the system's (a read error, a descriptor problem) rather than the format.
+    var isSystemError: Bool { code.value == Int32(SF_ERR_SYSTEM) }
 }
 
 /// Opening files through libsndfile, with its global error state read under a lock.
@@ -101,18 +109,23 @@ enum SndFile {
         var request = info
         let (handle, failure) = openLock.withLock { _ -> (UnsafeMutableRawPointer?, SndFileFailure?) in
             guard let handle = sf_open_fd(descriptor, mode, &request, Int32(SF_TRUE)) else {
-                return (nil, SndFileFailure(code: sf_error(nil), message: String(cString: sf_strerror(nil))))
+                return (nil, SndFileFailure(sf_error(nil), message: String(cString: sf_strerror(nil))))
             }
             return (UnsafeMutableRawPointer(handle), nil)
         }
         info = request
         if let handle { return .success(OpaquePointer(handle)) }
-        return .failure(failure ?? SndFileFailure(code: -1, message: "libsndfile gave no reason"))
+        return .failure(failure ?? SndFileFailure(Int32(SF_ERR_UNRECOGNISED_FORMAT), message: "libsndfile gave no reason"))
     }
 
-    /// The message for the last error on an open handle.
-    static func message(_ handle: OpaquePointer) -> String {
-        String(cString: sf_strerror(handle))
+    /// The code and message of the last error on an open handle.
+    static func lastError(_ handle: OpaquePointer) -> SystemErrorCode {
+        SystemErrorCode(.libsndfile, sf_error(handle), message: String(cString: sf_strerror(handle)))
+    }
+
+    /// A status returned by `sf_close` and the like, with libsndfile's text for it.
+    static func code(_ status: Int32) -> SystemErrorCode {
+        SystemErrorCode(.libsndfile, status, message: String(cString: sf_error_number(status)))
     }
 }
 
@@ -126,11 +139,11 @@ enum POSIXFile {
         guard descriptor >= 0 else {
             let code = errno
             if code == ENOENT { throw .fileNotFound(path: path) }
-            throw .cannotOpen(path: path, reason: reason(code))
+            throw .cannotOpen(path: path, reason: reason(code), code: errorCode(code))
         }
         if isDirectory(descriptor) {
             _ = close(descriptor)
-            throw .cannotOpen(path: path, reason: "it is a directory, not a file")
+            throw .cannotOpen(path: path, reason: "it is a directory, not a file", code: errorCode(EISDIR))
         }
         return descriptor
     }
@@ -149,7 +162,7 @@ enum POSIXFile {
             case EROFS: advice = "the file system is read-only; choose another location"
             default: advice = "\(reason(code)); choose another path"
             }
-            throw .cannotCreate(path: path, reason: advice)
+            throw .cannotCreate(path: path, reason: advice, code: errorCode(code))
         }
         return descriptor
     }
@@ -192,9 +205,13 @@ enum POSIXFile {
 
     /// `strerror`, lower-cased at the start to sit inside a sentence.
     static func reason(_ code: Int32) -> String {
-        guard let text = strerror(code) else { return "error \(code)" }
-        let message = String(cString: text)
+        let message = errorCode(code).message
         return message.prefix(1).lowercased() + message.dropFirst()
+    }
+
+    /// An errno value with the system's text for it.
+    static func errorCode(_ code: Int32) -> SystemErrorCode {
+        SystemErrorCode(.posix, code, message: strerror(code).map { String(cString: $0) } ?? "error \(code)")
     }
 
     private static func isDirectory(_ descriptor: Int32) -> Bool {

@@ -74,9 +74,9 @@ public final class FakeAudioDevice: CaptureHardware, PlaybackHardware {
     }
 
     /// Ends the stream as an unplugged device would: ``waitUntilStopped()`` throws.
-    public func fail(code: Int, message: String) {
+    public func fail(_ code: SystemErrorCode) {
         state.withLock { state in
-            state.failure = .deviceLost(device: name, code: code, message: message, framesBefore: state.frames)
+            state.failure = .deviceLost(device: name, code, framesBefore: state.frames)
             state.stopped = true
         }
     }
@@ -87,7 +87,7 @@ public final class FakeAudioDevice: CaptureHardware, PlaybackHardware {
 
     public var isStreaming: Bool { state.withLock { $0.tap != nil && !$0.stopped } }
 
-    /// Returns at once (the fake has no thread): the report so far, or the failure set by ``fail(code:message:)``.
+    /// Returns at once (the fake has no thread): the report so far, or the failure set by ``fail(_:)``.
     public func waitUntilStopped() throws(AudioDeviceError) -> CaptureReport {
         let (frames, failure) = state.withLock { state in
             state.stopped = true

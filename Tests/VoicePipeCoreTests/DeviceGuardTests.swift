@@ -47,7 +47,9 @@ struct DeviceGuardTests {
         let error = AudioUnavailable(device: "hw:1,0", direction: .capture, reason: .format(.sampleRateNotPositive(0)))
         #expect(error.description == "audio capture on 'hw:1,0' is unavailable: the sample rate is 0 Hz; audio needs a positive rate, so the device or file is unusable as reported; no tap was installed")
         #expect(AudioUnavailable(device: "x", direction: .playback, reason: .noDevice).description
-            == "audio playback on 'x' is unavailable: there is no such device (see 'voicepipe devices' for the ones this system has)")
+            == "audio playback on 'x' is unavailable: there is no such device; see 'voicepipe devices' for the ones this system has")
+        #expect(AudioUnavailable(device: "x", direction: .capture, reason: .deviceBusy, code: SystemErrorCode(.alsa, -16, message: "Device or resource busy")).description
+            == "audio capture on 'x' is unavailable: the device is busy (ALSA error -16: Device or resource busy); another program is using it")
     }
 
     @Test func aValidDeviceFeedsTheCaptureConverterThroughARing() throws {
@@ -113,8 +115,9 @@ struct DeviceGuardTests {
         }
         let buffer = (0..<320).map { Int16($0) }
         for _ in 0..<4 { buffer.withUnsafeBytes { _ = fake.deliver($0) } }
-        fake.fail(code: 19, message: "No such device")
-        #expect(throws: AudioDeviceError.deviceLost(device: "usb", code: 19, message: "No such device", framesBefore: 1_280)) {
+        let unplugged = SystemErrorCode(.alsa, -19, message: "No such device")
+        fake.fail(unplugged)
+        #expect(throws: AudioDeviceError.deviceLost(device: "usb", unplugged, framesBefore: 1_280)) {
             try device.waitUntilStopped()
         }
         #expect(collected.samples == Array((0..<4).map { _ in buffer }.joined()))

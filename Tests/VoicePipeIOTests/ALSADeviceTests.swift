@@ -33,11 +33,13 @@ struct ALSADeviceTests {
         #expect(playback.negotiated == AudioFormat(sampleRate: 48_000, channelCount: 2, sampleType: .float32, isInterleaved: false))
     }
 
-    @Test func aMissingDeviceIsUnavailableWithNoDeviceForBothDirections() {
-        #expect(throws: AudioUnavailable(device: "voicepipe_missing", direction: .capture, reason: .noDevice)) {
+    @Test func aMissingDeviceIsUnavailableWithNoDeviceAndALSAsCodeForBothDirections() {
+        // alsa-lib's own result for an unknown PCM name: -ENOENT, kept beside the reason.
+        let code = SystemErrorCode(.alsa, -ENOENT, message: "No such file or directory")
+        #expect(throws: AudioUnavailable(device: "voicepipe_missing", direction: .capture, reason: .noDevice, code: code)) {
             try CaptureDevice.open(name: "voicepipe_missing")
         }
-        #expect(throws: AudioUnavailable(device: "voicepipe_missing", direction: .playback, reason: .noDevice)) {
+        #expect(throws: AudioUnavailable(device: "voicepipe_missing", direction: .playback, reason: .noDevice, code: code)) {
             try PlaybackDevice.open(name: "voicepipe_missing")
         }
     }
@@ -58,8 +60,7 @@ struct ALSADeviceTests {
         let hardware = try ALSACapture(name: "cap", preferences: DevicePreferences(sampleRate: 48_000, channelCount: 2, sampleType: .float32),
                                        configuration: try Self.configuration())
         let other = try FormatGuard.validate(AudioFormat(sampleRate: 8_000, channelCount: 1, sampleType: .int16))
-        #expect(throws: AudioDeviceError.startFailed(device: "cap", code: Int(EINVAL),
-                                                     message: "the tap's format (8000 Hz, mono, Int16) is not the device's (48000 Hz, stereo, Float32, interleaved)")) {
+        #expect(throws: AudioDeviceError.formatMismatch(device: "cap", expected: "48000 Hz, stereo, Float32, interleaved", received: "8000 Hz, mono, Int16")) {
             try hardware.installTap(format: other) { _ in .proceed }
         }
         #expect(!hardware.isStreaming)
@@ -69,7 +70,7 @@ struct ALSADeviceTests {
         try hardware.installTap(format: own) { _ in .proceed }
         #expect(try hardware.waitUntilStopped().frames == 0)
         hardware.close()
-        #expect(throws: AudioDeviceError.startFailed(device: "cap", code: Int(EBADFD), message: "the device was closed")) {
+        #expect(throws: AudioDeviceError.closed(device: "cap")) {
             try hardware.installTap(format: own) { _ in .proceed }
         }
     }

@@ -20,11 +20,13 @@ struct AudioFileErrorTests {
     @Test func directoryIsCannotOpen() throws {
         let directory = try TemporaryDirectory()
         let error = caught { try AudioFileReader(path: directory.url.path) }
-        guard case .cannotOpen(directory.url.path, let reason) = error else {
+        guard case .cannotOpen(directory.url.path, let reason, let code) = error else {
             Issue.record("expected cannotOpen, got \(String(describing: error))")
             return
         }
         #expect(reason.contains("directory"))
+        #expect(code == SystemErrorCode(.posix, EISDIR, message: String(cString: strerror(EISDIR))))
+        #expect(error?.description.hasSuffix("(errno \(EISDIR))") == true)
     }
 
     @Test func garbageAndEmptyFilesAreUnrecognized() throws {
@@ -32,15 +34,16 @@ struct AudioFileErrorTests {
         var generator = SplitMix64(seed: 42)
         let garbage = try directory.file("garbage.wav", (0..<4_096).map { _ in UInt8(truncatingIfNeeded: generator.next()) })
         let error = caught { try AudioFileReader(path: garbage) }
-        guard case .unrecognizedFormat(garbage, let detail) = error else {
+        guard case .unrecognizedFormat(garbage, let detail, let code) = error else {
             Issue.record("expected unrecognizedFormat, got \(String(describing: error))")
             return
         }
         #expect(detail.contains("not recognised"))  // libsndfile's own words are kept
+        #expect(code?.domain == .libsndfile && code?.value == Int32(SF_ERR_UNRECOGNISED_FORMAT))  // and its number
         #expect(caught { try AudioFileReader.inspect(path: garbage) } == error)
 
         let empty = try directory.file("empty.wav", [])
-        #expect(caught { try AudioFileReader(path: empty) } == .unrecognizedFormat(path: empty, detail: "the file is empty"))
+        #expect(caught { try AudioFileReader(path: empty) } == .unrecognizedFormat(path: empty, detail: "the file is empty", code: nil))
 
         // A RIFF header that stops before its fmt chunk is not a usable header either.
         let stub = try directory.file("stub.wav", Array("RIFF\u{0}\u{0}\u{0}\u{0}WAVE".utf8))
@@ -167,11 +170,12 @@ struct AudioFileErrorTests {
 
         let reader = try AudioFileReader(path: path)
         let (read, error) = Fixtures.readAll(reader, bufferFrames: 1_000, as: Int16.self)
-        guard case .corrupt(path, let detail) = error else {
+        guard case .corrupt(path, let code) = error else {
             Issue.record("expected corrupt, got \(String(describing: error))")
             return
         }
-        #expect(detail.contains("flac decoder"))  // libsndfile's own words
+        #expect(code.message.contains("flac decoder"))  // libsndfile's own words
+        #expect(code.domain == .libsndfile && code.value != 0)  // and its number
         #expect(reader.framesRead > 0 && reader.framesRead < 40_000)
         #expect(read.count == reader.framesRead * 2)
         // What was delivered before the damage is the original audio.
@@ -213,12 +217,11 @@ struct AudioFileErrorTests {
             AudioFormat(sampleRate: 44_100.5, channelCount: 1, sampleType: .int16),
         ] {
             let error = caught { try AudioFileReader(path: path, rawFormat: format) }
-            guard case .invalidRawFormat(let sentence) = error else {
+            guard case .invalidRawFormat(path, let problem, _) = error else {
                 Issue.record("\(format): expected invalidRawFormat, got \(String(describing: error))")
                 continue
             }
-            #expect(sentence.contains(path))
-            #expect(sentence.hasSuffix("."))
+            #expect(error?.description == "cannot read '\(path)' as raw PCM: \(problem)")
         }
         // The format is judged before the file: a bad format for a missing file is still the format's fault.
         guard case .invalidRawFormat = caught({ try AudioFileReader(path: directory.path("missing.raw"), rawFormat: AudioFormat(sampleRate: 0, channelCount: 1, sampleType: .int16)) }) else {
@@ -262,14 +265,15 @@ struct AudioFileErrorTests {
         let directory = try TemporaryDirectory()
         let inMissingDirectory = directory.path("no/such/dir/out.wav")
         let error = caught { try AudioFileWriter(path: inMissingDirectory, sampleRate: 16_000, channelCount: 1, encoding: .int16) }
-        guard case .cannotCreate(inMissingDirectory, let reason) = error else {
+        guard case .cannotCreate(inMissingDirectory, let reason, let code) = error else {
             Issue.record("expected cannotCreate, got \(String(describing: error))")
             return
         }
         #expect(reason.contains(directory.path("no/such/dir")))
+        #expect(code?.domain == .posix && code?.value == ENOENT)
 
         let isDirectory = caught { try AudioFileWriter(path: directory.url.path, sampleRate: 16_000, channelCount: 1, encoding: .float32) }
-        guard case .cannotCreate(directory.url.path, _) = isDirectory else {
+        guard case .cannotCreate(directory.url.path, _, .some(let code)) = isDirectory, code.value == EISDIR else {
             Issue.record("expected cannotCreate, got \(String(describing: isDirectory))")
             return
         }
@@ -291,27 +295,34 @@ struct AudioFileErrorTests {
 
     // MARK: Descriptions
 
-    @Test func everyDescriptionIsOneSentenceNamingTheFile() {
+    @Test func everyDescriptionIsOneSentenceNamingTheFileAndTheCode() {
         let path = "/recordings/take 3.wav"
+        let denied = SystemErrorCode(.posix, EACCES, message: "Permission denied")
         let errors: [AudioFileError] = [
             .fileNotFound(path: path),
-            .cannotOpen(path: path, reason: "permission denied"),
-            .unrecognizedFormat(path: path, detail: "Format not recognised."),
+            .cannotOpen(path: path, reason: "permission denied", code: denied),
+            .unrecognizedFormat(path: path, detail: "Format not recognised.", code: SystemErrorCode(.libsndfile, 1, message: "Format not recognised.")),
             .unusableFormat(path: path, .sampleRateNotPositive(0)),
-            .invalidRawFormat("Cannot read '\(path)' as raw PCM: the format has 0 channels; audio needs at least one; give the rate and channel count the samples were recorded with."),
-            .corrupt(path: path, detail: "Internal error."),
+            .invalidRawFormat(path: path, problem: "the format has 0 channels; audio needs at least one; give the rate and channel count the samples were recorded with", code: nil),
+            .corrupt(path: path, code: SystemErrorCode(.libsndfile, 30, message: "Internal error.")),
             .truncated(path: path, framesRead: 400, framesDeclared: 1_000),
             .incompatibleBuffer(path: path, detail: "the buffer holds 1 samples, less than one frame of 2 channels"),
-            .cannotCreate(path: path, reason: "permission denied; choose a directory you can write to"),
-            .writeFailed(path: path, reason: "the writer is already closed; create a new writer to write more"),
+            .cannotCreate(path: path, reason: "permission denied; choose a directory you can write to", code: denied),
+            .writeFailed(path: path, reason: "the writer is already closed; create a new writer to write more", code: nil),
         ]
         for error in errors {
             let text = error.description
             #expect(text.contains(path), "\(text)")
-            #expect(text.hasSuffix("."), "\(text)")
+            #expect(text.first?.isUppercase == false, "starts lower-case, as every VoicePipe error sentence: \(text)")
+            #expect(!text.hasSuffix("."), "no full stop, as every VoicePipe error sentence: \(text)")
             #expect(!text.contains(".."), "\(text)")
-            #expect(!text.dropLast().contains(". "), "one sentence: \(text)")
+            #expect(!text.contains(". "), "one sentence: \(text)")
+            if let code = error.code {
+                #expect(text.hasSuffix("(\(code))"), "the code closes the sentence: \(text)")
+            }
         }
+        #expect(AudioFileError.corrupt(path: path, code: SystemErrorCode(.libsndfile, 30, message: "Internal error.")).description.hasSuffix("(libsndfile error 30)"))
+        #expect(AudioFileError.fileNotFound(path: path).code?.value == ENOENT)
         #expect(AudioFileError.truncated(path: path, framesRead: 400, framesDeclared: 1_000).description.contains("1000"))
         #expect(AudioFileError.unusableFormat(path: path, .sampleRateNotPositive(0)).description.contains("0 Hz"))
     }

@@ -154,7 +154,7 @@ struct AudioFileRoundTripTests {
         let writer = try AudioFileWriter(path: path, sampleRate: 16_000, channelCount: 2, encoding: .int16)
         let three: [Int16] = [1, 2, 3]
         let partial = caught { try three.withUnsafeBufferPointer { try writer.write($0) } }
-        guard case .writeFailed(path, let reason) = partial else {
+        guard case .writeFailed(path, let reason, nil) = partial else {
             Issue.record("expected writeFailed, got \(String(describing: partial))")
             return
         }
@@ -167,7 +167,7 @@ struct AudioFileRoundTripTests {
         try writer.close()
         try writer.close()  // harmless
         let afterClose = caught { try two.withUnsafeBufferPointer { try writer.write($0) } }
-        guard case .writeFailed(path, let closedReason) = afterClose else {
+        guard case .writeFailed(path, let closedReason, nil) = afterClose else {
             Issue.record("expected writeFailed, got \(String(describing: afterClose))")
             return
         }

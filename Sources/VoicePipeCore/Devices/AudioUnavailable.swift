@@ -22,36 +22,40 @@ public struct AudioUnavailable: Error, Sendable, Hashable, CustomStringConvertib
         case deviceBusy
         /// The device opened but refused every format it was offered.
         case formatRefused(String)
-        /// Any other failure, with the system's error number and message.
-        case failed(code: Int, message: String)
+        /// Any other failure, said in a few words ("its software parameters were refused").
+        case failed(String)
     }
 
     /// The device's name as the caller gave it ("default", "hw:1,0", …).
     public let device: String
     public let direction: AudioDirection
     public let reason: Reason
+    /// The code of the failing driver call (ALSA's negative errno), when one failed.
+    public let code: SystemErrorCode?
 
-    public init(device: String, direction: AudioDirection, reason: Reason) {
+    public init(device: String, direction: AudioDirection, reason: Reason, code: SystemErrorCode? = nil) {
         self.device = device
         self.direction = direction
         self.reason = reason
+        self.code = code
     }
 
     public var description: String {
         let what = "audio \(direction) on '\(device)' is unavailable"
+        let code = self.code.map { " (\($0.detailedDescription))" } ?? ""
         switch reason {
         case .format(let rejection):
             return "\(what): \(rejection); \(direction == .capture ? "no tap was installed" : "no player was connected")"
         case .noDevice:
-            return "\(what): there is no such device (see 'voicepipe devices' for the ones this system has)"
+            return "\(what): there is no such device\(code); see 'voicepipe devices' for the ones this system has"
         case .permissionDenied:
-            return "\(what): permission denied; add this user to the 'audio' group or run with access to /dev/snd"
+            return "\(what): permission denied\(code); add this user to the 'audio' group or run with access to /dev/snd"
         case .deviceBusy:
-            return "\(what): the device is busy; another program is using it"
+            return "\(what): the device is busy\(code); another program is using it"
         case .formatRefused(let detail):
-            return "\(what): the device refused the format: \(detail)"
-        case .failed(let code, let message):
-            return "\(what): \(message) (error \(code))"
+            return "\(what): the device refused the format\(code): \(detail)"
+        case .failed(let detail):
+            return "\(what): \(detail)\(code)"
         }
     }
 }
@@ -60,20 +64,29 @@ public struct AudioUnavailable: Error, Sendable, Hashable, CustomStringConvertib
 public enum AudioDeviceError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A tap (or a player) is already installed; remove it first.
     case alreadyStarted(device: String)
-    /// Starting the stream failed.
-    case startFailed(device: String, code: Int, message: String)
+    /// A tap was offered a format other than the one the device negotiated (the device writes
+    /// frames of its own size whatever the caller believes).
+    case formatMismatch(device: String, expected: String, received: String)
+    /// The device was closed before the stream started.
+    case closed(device: String)
+    /// Starting the stream failed in the driver or the system.
+    case startFailed(device: String, SystemErrorCode)
     /// The device failed mid-stream with an error other than an overrun or underrun (it was
     /// unplugged, or its driver gave up). Everything delivered before stays delivered.
-    case deviceLost(device: String, code: Int, message: String, framesBefore: Int)
+    case deviceLost(device: String, SystemErrorCode, framesBefore: Int)
 
     public var description: String {
         switch self {
         case .alreadyStarted(let device):
             "'\(device)' is already streaming; stop it first"
-        case .startFailed(let device, let code, let message):
-            "'\(device)' could not start: \(message) (error \(code))"
-        case .deviceLost(let device, let code, let message, let frames):
-            "'\(device)' failed after \(frames) frames: \(message) (error \(code)); what was captured before is kept"
+        case .formatMismatch(let device, let expected, let received):
+            "'\(device)' streams \(expected), not \(received); install the tap with the device's own format"
+        case .closed(let device):
+            "'\(device)' was closed; open it again to stream"
+        case .startFailed(let device, let code):
+            "'\(device)' could not start: \(code.message) (\(code))"
+        case .deviceLost(let device, let code, let frames):
+            "'\(device)' failed after \(frames) frames: \(code.message) (\(code)); what was captured before is kept"
         }
     }
 }

@@ -43,7 +43,7 @@ public protocol CaptureHardware: AnyObject, Sendable {
     /// Whether a stream is running (a tap installed and the stream not yet ended); any thread.
     var isStreaming: Bool { get }
     /// Blocks until the stream has ended (by ``requestStop()``, by the tap, or by a failure).
-    /// - Throws: ``AudioDeviceError/deviceLost(device:code:message:framesBefore:)`` when the
+    /// - Throws: ``AudioDeviceError/deviceLost(device:_:framesBefore:)`` when the
     ///   device failed mid-stream.
     func waitUntilStopped() throws(AudioDeviceError) -> CaptureReport
     /// Ends any stream and releases the device.
@@ -96,7 +96,7 @@ public final class CaptureDevice: Sendable {
 
     /// Blocks until the stream has ended.
     /// - Returns: frames delivered and overruns recovered.
-    /// - Throws: ``AudioDeviceError/deviceLost(device:code:message:framesBefore:)`` when the
+    /// - Throws: ``AudioDeviceError/deviceLost(device:_:framesBefore:)`` when the
     ///   device failed mid-stream; everything delivered before stays delivered.
     public func waitUntilStopped() throws(AudioDeviceError) -> CaptureReport {
         try hardware.waitUntilStopped()

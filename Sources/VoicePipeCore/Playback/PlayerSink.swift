@@ -10,8 +10,9 @@ public enum PlayerSinkError: Error, Sendable, Hashable, CustomStringConvertible 
     case formatMismatch(expected: String, received: String)
     /// Playing before connecting, or after closing.
     case notConnected
-    /// The device or file behind the sink failed; `code` is its own error number where it has one.
-    case deviceFailure(code: Int, message: String)
+    /// The device or file behind the sink failed: what happened, and the failing call's code
+    /// (ALSA's, libsndfile's, errno) where one failed.
+    case failed(String, code: SystemErrorCode?)
 
     public var description: String {
         switch self {
@@ -25,8 +26,8 @@ public enum PlayerSinkError: Error, Sendable, Hashable, CustomStringConvertible 
             "the player plays \(expected), not \(received); convert to its format first (PlaybackConverter(outputRate:channelCount:))"
         case .notConnected:
             "the player is not connected; connect it to a format first"
-        case .deviceFailure(let code, let message):
-            "the player failed (\(code)): \(message)"
+        case .failed(let message, let code):
+            "the player failed: \(message)\(code.map { " (\($0))" } ?? "")"
         }
     }
 }

@@ -6,8 +6,9 @@ public enum ResamplerError: Error, Sendable, Hashable, CustomStringConvertible {
     case outputBufferTooSmall(needed: Int, available: Int)
     /// The built-in filter design failed (a bug, never caused by input).
     case filterDesignFailed(String)
-    /// A backend library reported an error; `code` is its own error number.
-    case backendFailure(code: Int, message: String)
+    /// A backend library refused the conversion or failed: what happened, and the library's own
+    /// code where a call returned one.
+    case backendFailure(String, code: SystemErrorCode?)
 
     public var description: String {
         switch self {
@@ -17,8 +18,8 @@ public enum ResamplerError: Error, Sendable, Hashable, CustomStringConvertible {
             "the output buffer holds \(available) frames but this call may produce \(needed); size it with maxOutputFrames(forInputFrames:)"
         case .filterDesignFailed(let reason):
             "the resampler's filter design failed: \(reason)"
-        case .backendFailure(let code, let message):
-            "the resampler backend failed (code \(code)): \(message)"
+        case .backendFailure(let message, let code):
+            "the resampler backend failed: \(message)\(code.map { " (\($0))" } ?? "")"
         }
     }
 }

@@ -9,8 +9,8 @@ import VoicePipeCore
 /// and hands it to the tap: no allocation per buffer, no lock shared with other code (stop
 /// requests and counters are atomics). The buffer is zeroed before each read, because some ALSA
 /// plugins (`null`, and `file` past the end of its `infile`) report a full read without writing.
-/// Overruns are recovered (`snd_pcm_prepare`) and counted; any other read error ends the stream
-/// with ``AudioDeviceError/deviceLost(device:code:message:framesBefore:)``.
+/// Overruns (and suspends) are recovered with `snd_pcm_recover` and counted; any other read error ends the stream
+/// with ``AudioDeviceError/deviceLost(device:_:framesBefore:)``.
 public final class ALSACapture: CaptureHardware {
     public let name: String
     public let reportedFormat: AudioFormat
@@ -55,16 +55,16 @@ public final class ALSACapture: CaptureHardware {
     public func installTap(format: ValidatedFormat, _ tap: @escaping CaptureTap) throws(AudioDeviceError) {
         try control.withLock { control throws(AudioDeviceError) in
             guard format.format == reportedFormat else {
-                throw .startFailed(device: name, code: Int(EINVAL), message: "the tap's format (\(format)) is not the device's (\(reportedFormat))")
+                throw .formatMismatch(device: name, expected: reportedFormat.description, received: format.description)
             }
-            guard !pcm.isClosed else { throw .startFailed(device: name, code: Int(EBADFD), message: "the device was closed") }
+            guard !pcm.isClosed else { throw .closed(device: name) }
             guard control.thread == nil else { throw .alreadyStarted(device: name) }
             failureCode.store(0, ordering: .relaxed)
             framesDelivered.store(0, ordering: .relaxed)
             overrunCount.store(0, ordering: .relaxed)
             let prepared = snd_pcm_prepare(pcm.handle)
             guard prepared == 0 else {
-                throw .startFailed(device: name, code: Int(-prepared), message: ALSA.message(prepared))
+                throw .startFailed(device: name, ALSA.code(prepared))
             }
             let context = CaptureThreadContext(capture: self, tap: tap, bytesPerFrame: reportedFormat.bytesPerFrame)
             let unmanaged = Unmanaged.passRetained(context)
@@ -78,7 +78,7 @@ public final class ALSACapture: CaptureHardware {
             guard created == 0 else {
                 running.store(false, ordering: .releasing)
                 unmanaged.release()
-                throw .startFailed(device: name, code: Int(created), message: String(cString: strerror(created)))
+                throw .startFailed(device: name, SystemErrorCode(.posix, created, message: String(cString: strerror(created))))
             }
             control.thread = thread
         }
@@ -103,7 +103,7 @@ public final class ALSACapture: CaptureHardware {
         let report = CaptureReport(frames: framesDelivered.load(ordering: .acquiring), overruns: overrunCount.load(ordering: .acquiring))
         let code = failureCode.load(ordering: .acquiring)
         if joined, code != 0 {
-            throw .deviceLost(device: name, code: -code, message: ALSA.message(Int32(truncatingIfNeeded: code)), framesBefore: report.frames)
+            throw .deviceLost(device: name, ALSA.code(Int32(truncatingIfNeeded: code)), framesBefore: report.frames)
         }
         return report
     }

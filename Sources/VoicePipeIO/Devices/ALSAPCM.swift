@@ -21,8 +21,9 @@ public final class ALSAConfiguration: @unchecked Sendable {
         ALSA.prepare()
         var top: OpaquePointer?
         var input: OpaquePointer?
-        guard snd_config_top(&top) == 0, let top else {
-            throw ALSAConfigurationError(description: "could not create an ALSA configuration tree (out of memory)")
+        let created = snd_config_top(&top)
+        guard created == 0, let top else {
+            throw ALSAConfigurationError(description: "could not create an ALSA configuration tree", code: ALSA.code(created == 0 ? -ENOMEM : created))
         }
         let bytes = Array(text.utf8)
         let opened = bytes.withUnsafeBufferPointer { buffer in
@@ -30,13 +31,13 @@ public final class ALSAConfiguration: @unchecked Sendable {
         }
         guard opened == 0, let input else {
             snd_config_delete(top)
-            throw ALSAConfigurationError(description: "could not read the ALSA configuration text: \(ALSA.message(opened))")
+            throw ALSAConfigurationError(description: "could not read the ALSA configuration text", code: ALSA.code(opened == 0 ? -ENOMEM : opened))
         }
         let loaded = snd_config_load(top, input)
         snd_input_close(input)
         guard loaded == 0 else {
             snd_config_delete(top)
-            throw ALSAConfigurationError(description: "the ALSA configuration does not parse (\(ALSA.message(loaded))); check its braces and quotes")
+            throw ALSAConfigurationError(description: "the ALSA configuration does not parse; check its braces and quotes", code: ALSA.code(loaded))
         }
         tree = top
     }
@@ -48,7 +49,17 @@ public final class ALSAConfiguration: @unchecked Sendable {
 
 /// An ALSA configuration text that cannot be used.
 public struct ALSAConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
-    public let description: String
+    /// What is wrong, without the code.
+    public let problem: String
+    /// alsa-lib's result for the failing call.
+    public let code: SystemErrorCode
+
+    init(description problem: String, code: SystemErrorCode) {
+        self.problem = problem
+        self.code = code
+    }
+
+    public var description: String { "\(problem) (\(code.detailedDescription))" }
 }
 
 /// Shared ALSA helpers.
@@ -71,6 +82,11 @@ enum ALSA {
         String(cString: snd_strerror(code))
     }
 
+    /// A negative alsa-lib result as a code with alsa-lib's own text.
+    static func code(_ result: Int32) -> SystemErrorCode {
+        SystemErrorCode(.alsa, result, message: message(result))
+    }
+
     /// The ALSA sample format for a sample type (little-endian, as every supported host is).
     static func format(_ type: SampleType) -> snd_pcm_format_t {
         switch type {
@@ -87,7 +103,7 @@ enum ALSA {
         case ENOENT, ENODEV, ENXIO: .noDevice
         case EACCES, EPERM: .permissionDenied
         case EBUSY, EAGAIN: .deviceBusy
-        default: .failed(code: Int(-code), message: message(code))
+        default: .failed("the device could not be opened")
         }
     }
 }
@@ -119,7 +135,7 @@ final class ALSAPCM: @unchecked Sendable {
             result = snd_pcm_open(&pcm, name, stream, mode)
         }
         guard result == 0, let pcm else {
-            throw AudioUnavailable(device: name, direction: direction, reason: ALSA.openFailure(result))
+            throw AudioUnavailable(device: name, direction: direction, reason: ALSA.openFailure(result), code: ALSA.code(result))
         }
         if blocking { snd_pcm_nonblock(pcm, 0) }
         handle = pcm
@@ -138,8 +154,9 @@ final class ALSAPCM: @unchecked Sendable {
         close()
     }
 
-    func unavailable(_ reason: AudioUnavailable.Reason) -> AudioUnavailable {
-        AudioUnavailable(device: name, direction: direction, reason: reason)
+    /// Audio is unavailable on this PCM, for `reason`, with the failing call's result if any.
+    func unavailable(_ reason: AudioUnavailable.Reason, result: Int32? = nil) -> AudioUnavailable {
+        AudioUnavailable(device: name, direction: direction, reason: reason, code: result.map(ALSA.code))
     }
 }
 
@@ -152,13 +169,14 @@ final class ALSAHardwareParameters {
     /// device's (a plug layer that resamples stays transparent, since VoicePipe resamples better).
     init(_ pcm: ALSAPCM) throws(AudioUnavailable) {
         var params: OpaquePointer?
-        guard snd_pcm_hw_params_malloc(&params) == 0, let params else {
-            throw pcm.unavailable(.failed(code: Int(ENOMEM), message: "out of memory"))
+        let allocated = snd_pcm_hw_params_malloc(&params)
+        guard allocated == 0, let params else {
+            throw pcm.unavailable(.failed("its hardware parameters could not be allocated"), result: allocated == 0 ? -ENOMEM : allocated)
         }
         pointer = params
         self.pcm = pcm
         let any = snd_pcm_hw_params_any(pcm.handle, params)
-        guard any >= 0 else { throw pcm.unavailable(.failed(code: Int(-any), message: "the device has no usable configuration: \(ALSA.message(any))")) }
+        guard any >= 0 else { throw pcm.unavailable(.failed("the device has no usable configuration"), result: any) }
         _ = snd_pcm_hw_params_set_rate_resample(pcm.handle, params, 0)
     }
 
@@ -265,7 +283,7 @@ final class ALSAHardwareParameters {
     func apply() throws(AudioUnavailable) -> Int {
         let result = snd_pcm_hw_params(pcm.handle, pointer)
         guard result == 0 else {
-            throw pcm.unavailable(.formatRefused("the negotiated parameters were refused: \(ALSA.message(result))"))
+            throw pcm.unavailable(.formatRefused("the negotiated parameters were refused"), result: result)
         }
         var period: snd_pcm_uframes_t = 0
         var direction: Int32 = 0

@@ -9,8 +9,8 @@ import VoicePipeCore
 ///
 /// Writes block while the device's buffer is full. The stream starts only once the buffer is full
 /// (or at the drain), so a player fed 20 ms network chunks has the whole buffer — 80 ms by default —
-/// as its cushion against jitter. Underruns are recovered (`snd_pcm_prepare`) and counted; any other
-/// write error fails the write with ``PlayerSinkError/deviceFailure(code:message:)``.
+/// as its cushion against jitter. Underruns (and suspends) are recovered with `snd_pcm_recover` and counted; any other
+/// write error fails the write with ``PlayerSinkError/failed(_:code:)``.
 public final class ALSAPlayback: PlaybackHardware {
     public let name: String
     public let reportedFormat: AudioFormat
@@ -44,8 +44,9 @@ public final class ALSAPlayback: PlaybackHardware {
     /// Software parameters: start the stream when the buffer is full rather than at the first frame.
     private static func startWhenFull(_ pcm: ALSAPCM) throws(AudioUnavailable) {
         var software: OpaquePointer?
-        guard snd_pcm_sw_params_malloc(&software) == 0, let software else {
-            throw pcm.unavailable(.failed(code: Int(ENOMEM), message: "out of memory"))
+        let allocated = snd_pcm_sw_params_malloc(&software)
+        guard allocated == 0, let software else {
+            throw pcm.unavailable(.failed("its software parameters could not be allocated"), result: allocated == 0 ? -ENOMEM : allocated)
         }
         defer { snd_pcm_sw_params_free(software) }
         var bufferSize: snd_pcm_uframes_t = 0, periodSize: snd_pcm_uframes_t = 0
@@ -54,7 +55,7 @@ public final class ALSAPlayback: PlaybackHardware {
         if result == 0 { result = snd_pcm_sw_params_set_start_threshold(pcm.handle, software, max(bufferSize, 1)) }
         if result == 0 { result = snd_pcm_sw_params(pcm.handle, software) }
         guard result == 0 else {
-            throw pcm.unavailable(.failed(code: Int(-result), message: "its software parameters were refused: \(ALSA.message(result))"))
+            throw pcm.unavailable(.failed("its software parameters were refused"), result: result)
         }
     }
 
@@ -64,7 +65,7 @@ public final class ALSAPlayback: PlaybackHardware {
         }
         guard !pcm.isClosed else { throw .notConnected }
         let prepared = snd_pcm_prepare(pcm.handle)
-        guard prepared == 0 else { throw .deviceFailure(code: Int(-prepared), message: ALSA.message(prepared)) }
+        guard prepared == 0 else { throw .failed("the stream could not be prepared", code: ALSA.code(prepared)) }
     }
 
     public func write(_ buffer: PlaybackBuffer) throws(PlayerSinkError) {
@@ -91,9 +92,9 @@ public final class ALSAPlayback: PlaybackHardware {
                 // sleep): alsa-lib's recovery prepares or resumes the stream, and playback carries on.
                 if -code == EPIPE { underruns += 1 }
                 let recovered = snd_pcm_recover(pcm.handle, code, 1)
-                guard recovered == 0 else { throw .deviceFailure(code: Int(-recovered), message: ALSA.message(recovered)) }
+                guard recovered == 0 else { throw .failed("the stream could not recover from an underrun or suspend", code: ALSA.code(recovered)) }
             default:
-                throw .deviceFailure(code: Int(-code), message: ALSA.message(code))
+                throw .failed("writing to the device failed", code: ALSA.code(code))
             }
         }
     }
@@ -102,7 +103,7 @@ public final class ALSAPlayback: PlaybackHardware {
         guard !pcm.isClosed else { return }
         let drained = snd_pcm_drain(pcm.handle)
         guard drained == 0 || drained == -EBADFD else {
-            throw .deviceFailure(code: Int(-drained), message: ALSA.message(drained))
+            throw .failed("playing out the device's buffer failed", code: ALSA.code(drained))
         }
     }
 
