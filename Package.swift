@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "VoicePipeCore", targets: ["VoicePipeCore"]),
         .library(name: "VoicePipeIO", targets: ["VoicePipeIO"]),
         .library(name: "VoicePipeSession", targets: ["VoicePipeSession"]),
+        .library(name: "VoicePipeClient", targets: ["VoicePipeClient"]),
         .executable(name: "voicepipe", targets: ["voicepipe"]),
         // Per-thread heap allocation counting (interposes malloc) for tests and the benchmark package.
         .library(name: "AllocationCounter", targets: ["CAllocationCounter"]),
@@ -30,11 +31,16 @@ let package = Package(
         // Files (libsndfile), devices (ALSA), the libsamplerate backend.
         .target(name: "VoicePipeIO", dependencies: ["VoicePipeCore", "CSampleRate", "CSndFile", "CALSA"]),
 
-        // The wire protocol (every message type), and later the session layer and its transports.
-        .target(name: "VoicePipeSession", dependencies: ["VoicePipeCore", "VoicePipeIO"]),
+        // The pure half of a session: the wire protocol (every message type), and the session's
+        // state machine. Core only: no Foundation, no clock, no I/O.
+        .target(name: "VoicePipeSession", dependencies: ["VoicePipeCore"]),
 
-        // The command-line tool: argument handling over the modules above.
-        .executableTarget(name: "voicepipe", dependencies: ["VoicePipeCore", "VoicePipeIO", "VoicePipeSession"]),
+        // The effectful half: the capture pump (device tap -> ring -> converter thread), JSON Lines
+        // on descriptors, and the transports and session driver built on them.
+        .target(name: "VoicePipeClient", dependencies: ["VoicePipeCore", "VoicePipeIO", "VoicePipeSession"]),
+
+        // The command-line tool: argument handling and printing over the modules above.
+        .executableTarget(name: "voicepipe", dependencies: ["VoicePipeCore", "VoicePipeIO", "VoicePipeSession", "VoicePipeClient"]),
 
         // A sample program over the public API (kept compiling by every build).
         .executableTarget(name: "sample-convert-file", dependencies: ["VoicePipeCore", "VoicePipeIO"], path: "Samples/ConvertFile"),
@@ -49,6 +55,7 @@ let package = Package(
         // CSndFile lets the tests write AIFF, FLAC and Ogg fixtures with libsndfile itself.
         .testTarget(name: "VoicePipeIOTests", dependencies: ["VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport", "CSndFile"]),
         .testTarget(name: "VoicePipeSessionTests", dependencies: ["VoicePipeSession", "VoicePipeCore", "VoicePipeTestSupport"]),
+        .testTarget(name: "VoicePipeClientTests", dependencies: ["VoicePipeClient", "VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport"]),
         // Runs the built `voicepipe` binary; depending on the executable makes `swift test` build it.
         .testTarget(name: "VoicePipeCLITests", dependencies: ["voicepipe", "VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport"]),
     ]

@@ -130,7 +130,7 @@ public final class AudioFileReader {
             self.handle = handle
             self.format = validated
             self.info = AudioFileInfo(
-                path: path, container: sndFormat.containerName, encoding: sndFormat.encodingName, format: validated.format,
+                path: path, container: sndFormat.containerName, encoding: sndFormat.encodingName, format: validated.audioFormat,
                 frameCount: Self.knownFrameCount(request.frames), declaredFrameCount: nil)
         }
     }

@@ -15,7 +15,7 @@ public final class AudioFileSink: PlayerSink {
     private var interleavedCapacity = 0
     private var finalFrames = 0
 
-    /// A sink that creates `path` when connected.
+    /// A sink that creates `path` when connected and finishes it when disconnected.
     public init(path: String) {
         self.path = path
     }
@@ -24,8 +24,9 @@ public final class AudioFileSink: PlayerSink {
         interleaved?.deallocate()
     }
 
-    public func open(_ format: PlayerFormat) throws(PlayerSinkError) {
-        try close()
+    /// Creates the file (replacing one already there) for `format`.
+    public func connect(_ format: PlayerFormat) throws(PlayerSinkError) {
+        try disconnect()
         guard let rate = Int(exactly: format.sampleRate) else {
             throw .failed("a WAV file needs a whole-number rate, not \(format.sampleRate) Hz", code: nil)
         }
@@ -66,7 +67,8 @@ public final class AudioFileSink: PlayerSink {
         }
     }
 
-    public func close() throws(PlayerSinkError) {
+    /// Finishes the file (its header gets the final length).
+    public func disconnect() throws(PlayerSinkError) {
         guard let writer else { return }
         self.writer = nil
         finalFrames = writer.framesWritten

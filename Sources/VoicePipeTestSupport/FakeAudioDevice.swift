@@ -50,7 +50,7 @@ public final class FakeAudioDevice: CaptureHardware, PlaybackHardware {
     public func installTap(format: ValidatedFormat, _ tap: @escaping CaptureTap) throws(AudioDeviceError) {
         // The hardware's own check, which a real device answers with a crash: the tap's format
         // must be exactly what the device reported (an invalid report can therefore never get here).
-        precondition(format.format == reportedFormat,
+        precondition(format.audioFormat == reportedFormat,
                      "FakeAudioDevice: a tap was installed with \(format), but the device reported \(reportedFormat)")
         try state.withLock { state throws(AudioDeviceError) in
             guard state.tap == nil else { throw .alreadyStarted(device: name) }
@@ -104,9 +104,9 @@ public final class FakeAudioDevice: CaptureHardware, PlaybackHardware {
 
     public func start(_ format: PlayerFormat) throws(PlayerSinkError) {
         // A 16-bit or invalid player connection crashes real devices.
-        precondition(format.format.sampleType == .float32 && !format.format.isInterleaved,
+        precondition(format.audioFormat.sampleType == .float32 && !format.audioFormat.isInterleaved,
                      "FakeAudioDevice: a player was connected with \(format); only deinterleaved Float32 is safe")
-        precondition(format.format.format == reportedFormat,
+        precondition(format.audioFormat == reportedFormat,
                      "FakeAudioDevice: a player was connected with \(format), but the device reported \(reportedFormat)")
         state.withLock { state in
             state.playerStarts += 1

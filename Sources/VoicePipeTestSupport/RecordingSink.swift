@@ -1,29 +1,30 @@
 import VoicePipeCore
 
-/// A player that records what it is given: the format it was opened with and every sample per channel.
+/// A player that records what it is given: the format it was connected with and every sample per channel.
 public final class RecordingSink: PlayerSink {
-    public private(set) var openedFormat: PlayerFormat?
+    public private(set) var connectedFormat: PlayerFormat?
     public private(set) var channels: [[Float]] = []
-    public private(set) var closed = false
-    public private(set) var openCalls = 0
+    public private(set) var disconnected = false
+    public private(set) var connectCalls = 0
 
     public init() {}
 
-    public func open(_ format: PlayerFormat) throws(PlayerSinkError) {
-        openCalls += 1
-        openedFormat = format
+    public func connect(_ format: PlayerFormat) throws(PlayerSinkError) {
+        connectCalls += 1
+        connectedFormat = format
+        disconnected = false
         channels = Array(repeating: [], count: format.channelCount)
     }
 
     public func play(_ buffer: PlaybackBuffer) throws(PlayerSinkError) {
-        guard let format = openedFormat, !closed else { throw .notConnected }
+        guard let format = connectedFormat, !disconnected else { throw .notConnected }
         guard buffer.channelCount == format.channelCount else {
             throw .channelCountMismatch(expected: format.channelCount, received: buffer.channelCount)
         }
         for c in 0..<buffer.channelCount { channels[c] += buffer.channel(c) }
     }
 
-    public func close() throws(PlayerSinkError) {
-        closed = true
+    public func disconnect() throws(PlayerSinkError) {
+        disconnected = true
     }
 }

@@ -58,10 +58,11 @@ final class ProgressLine {
         drawn = true
     }
 
-    /// Erases the line if it was drawn.
+    /// Erases the line if it was drawn (once; later calls do nothing).
     func finish() {
         if drawn {
             Console.errorRaw("\r\u{1B}[K")
+            drawn = false
         }
     }
 

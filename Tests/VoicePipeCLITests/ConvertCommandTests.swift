@@ -23,7 +23,7 @@ struct ConvertCommandTests {
             if frames == 0 { break }
             all += buffer[0..<(frames * reader.format.channelCount)]
         }
-        return (reader.format.format, all)
+        return (reader.format.audioFormat, all)
     }
 
     @Test(arguments: samples)

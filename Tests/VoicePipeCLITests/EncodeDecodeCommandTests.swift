@@ -27,7 +27,7 @@ struct EncodeDecodeCommandTests {
             if frames == 0 { break }
             all += buffer[0..<(frames * reader.format.channelCount)]
         }
-        return (reader.format.format, all)
+        return (reader.format.audioFormat, all)
     }
 
     @Test func encodeWritesExactAudioChunksWhoseDataIsWhatConvertWrites() throws {

@@ -17,7 +17,7 @@ struct DeviceGuardTests {
     func captureWithAnInvalidFormatIsUnavailableAndNeverGetsATap(format: AudioFormat, rejection: FormatRejection) {
         let fake = FakeAudioDevice(name: "mic", format: format)
         #expect {
-            let device = try CaptureDevice.open(fake)
+            let device = try CaptureDevice(fake)
             try device.installTap { _ in .proceed }
         } throws: { error in
             guard let unavailable = error as? AudioUnavailable, case .format(let reason) = unavailable.reason else { return false }
@@ -33,8 +33,8 @@ struct DeviceGuardTests {
         let deinterleaved = AudioFormat(sampleRate: format.sampleRate, channelCount: format.channelCount, sampleType: .float32, isInterleaved: false)
         let fake = FakeAudioDevice(name: "speaker", format: deinterleaved)
         #expect {
-            let device = try PlaybackDevice.open(fake)
-            try device.open(device.format)
+            let device = try PlaybackDevice(fake)
+            try device.connect()
         } throws: { error in
             guard let unavailable = error as? AudioUnavailable, case .format(let reason) = unavailable.reason else { return false }
             return unavailable.direction == .playback && reason.description == rejection.description
@@ -54,7 +54,7 @@ struct DeviceGuardTests {
 
     @Test func aValidDeviceFeedsTheCaptureConverterThroughARing() throws {
         let fake = FakeAudioDevice(name: "mic", format: AudioFormat(sampleRate: 48_000, channelCount: 2, sampleType: .int16))
-        let device = try CaptureDevice.open(fake)
+        let device = try CaptureDevice(fake)
         // The recommended shape: the tap only copies into a ring; the converter runs elsewhere.
         let ring = AudioRing(capacity: 48_000 * 4)
         try device.installTap { bytes in
@@ -91,7 +91,7 @@ struct DeviceGuardTests {
 
     @Test func theTapCanEndTheStream() throws {
         let fake = FakeAudioDevice(format: AudioFormat(sampleRate: 16_000, channelCount: 1, sampleType: .int16))
-        let device = try CaptureDevice.open(fake)
+        let device = try CaptureDevice(fake)
         let calls = FrameCollector()
         try device.installTap { _ in
             calls.add([0])
@@ -107,7 +107,7 @@ struct DeviceGuardTests {
 
     @Test func aDeviceLostMidStreamEndsWithATypedErrorAndKeepsWhatWasCaptured() throws {
         let fake = FakeAudioDevice(name: "usb", format: AudioFormat(sampleRate: 16_000, channelCount: 1, sampleType: .int16))
-        let device = try CaptureDevice.open(fake)
+        let device = try CaptureDevice(fake)
         let collected = FrameCollector()
         try device.installTap { bytes in
             collected.add(Array(bytes.bindMemory(to: Int16.self)))
@@ -125,7 +125,7 @@ struct DeviceGuardTests {
 
     @Test func aSecondTapIsRefused() throws {
         let fake = FakeAudioDevice(format: AudioFormat(sampleRate: 44_100, channelCount: 2, sampleType: .float32))
-        let device = try CaptureDevice.open(fake)
+        let device = try CaptureDevice(fake)
         try device.installTap { _ in .proceed }
         #expect(throws: AudioDeviceError.alreadyStarted(device: "fake")) { try device.installTap { _ in .proceed } }
     }
@@ -137,7 +137,7 @@ struct DeviceGuardTests {
     func aPlaybackDeviceThatIsNotDeinterleavedFloat32IsUnavailable(format: AudioFormat) {
         let fake = FakeAudioDevice(name: "speaker", format: format)
         #expect {
-            _ = try PlaybackDevice.open(fake)
+            _ = try PlaybackDevice(fake)
         } throws: { error in
             guard let unavailable = error as? AudioUnavailable, case .formatRefused = unavailable.reason else { return false }
             return true
@@ -147,7 +147,7 @@ struct DeviceGuardTests {
 
     @Test func aPlaybackDevicePlaysOnlyItsOwnFormat() throws {
         let fake = FakeAudioDevice(name: "speaker", format: AudioFormat(sampleRate: 48_000, channelCount: 2, sampleType: .float32, isInterleaved: false))
-        let device = try PlaybackDevice.open(fake)
+        let device = try PlaybackDevice(fake)
         #expect(device.format.sampleRate == 48_000 && device.format.channelCount == 2)
         let samples: [Float] = [0.25, -0.5]
         _ = samples.withUnsafeBufferPointer { pointer in
@@ -157,7 +157,7 @@ struct DeviceGuardTests {
         }
         #expect(throws: PlayerSinkError.self) { try device.connect(format: .playback) }
         #expect(fake.playerStarts == 0)
-        try device.connect(format: device.format.format)
+        try device.connect()
         // Reply audio converted to the device's rate and channels, then played.
         let converter = try PlaybackConverter(outputRate: 48_000, channelCount: 2)
         let chunk = (0..<2_400).map { Int16(truncatingIfNeeded: $0 &* 37) }
@@ -165,7 +165,7 @@ struct DeviceGuardTests {
             try converter.process(source) { try device.play($0) }
         }
         try converter.flush { try device.play($0) }
-        try device.close()
+        try device.disconnect()
         #expect(fake.drained)
         #expect(fake.played.count == 2 && fake.played[0].count == 4_800 && fake.played[0] == fake.played[1])
     }

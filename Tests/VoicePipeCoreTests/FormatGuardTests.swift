@@ -9,14 +9,14 @@ struct FormatGuardTests {
         #expect(target.channelCount == 1)
         #expect(target.sampleType == .int16)
         #expect(target.isInterleaved)
-        #expect(ValidatedFormat.captureTarget.format == target)
+        #expect(ValidatedFormat.captureTarget.audioFormat == target)
     }
 
     @Test func validFormatsPass() throws {
         for rate in [8_000.0, 11_025, 44_100, 48_000, 192_000] {
             for channels in [1, 2, 6] {
                 let format = AudioFormat(sampleRate: rate, channelCount: channels, sampleType: .float32, isInterleaved: false)
-                #expect(try FormatGuard.validate(format).format == format)
+                #expect(try FormatGuard.validate(format).audioFormat == format)
             }
         }
     }

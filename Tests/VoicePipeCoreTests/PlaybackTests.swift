@@ -12,8 +12,8 @@ struct PlaybackTests {
         #expect(format.channelCount == 1)
         #expect(format.sampleType == .float32)
         #expect(format.isInterleaved == false)
-        #expect(ValidatedFormat.playback.format == format)
-        #expect(PlayerFormat.playback.format.format == format)
+        #expect(ValidatedFormat.playback.audioFormat == format)
+        #expect(PlayerFormat.playback.audioFormat == format)
         #expect(AudioFormat.wirePlayback == AudioFormat(sampleRate: 24_000, channelCount: 1, sampleType: .int16, isInterleaved: true))
     }
 
@@ -46,7 +46,7 @@ struct PlaybackTests {
         }
         let expected = samples.map { Float($0) / 32768 }
         for c in 0..<3 { #expect(channels[c] == expected) }
-        #expect(converter.outputFormat.format.format == AudioFormat(sampleRate: 24_000, channelCount: 3, sampleType: .float32, isInterleaved: false))
+        #expect(converter.outputFormat.audioFormat == AudioFormat(sampleRate: 24_000, channelCount: 3, sampleType: .float32, isInterleaved: false))
     }
 
     @Test(arguments: [48_000.0, 44_100])
@@ -79,13 +79,13 @@ struct PlaybackTests {
         #expect(throws: PlayerSinkError.interleaved(channelCount: 2)) { try sink.connect(format: interleaved) }
         let monoInterleaved = try FormatGuard.validate(AudioFormat(sampleRate: 24_000, channelCount: 1, sampleType: .float32, isInterleaved: true))
         #expect(throws: PlayerSinkError.interleaved(channelCount: 1)) { try sink.connect(format: monoInterleaved) }
-        #expect(sink.openCalls == 0, "a refused format never reaches the sink")
+        #expect(sink.connectCalls == 0, "a refused format never reaches the sink")
 
         try sink.connect(format: .playback)
-        #expect(sink.openedFormat == .playback)
+        #expect(sink.connectedFormat == .playback)
         let stereo48k = try FormatGuard.validate(AudioFormat(sampleRate: 48_000, channelCount: 2, sampleType: .float32, isInterleaved: false))
         try sink.connect(format: stereo48k)
-        #expect(sink.openedFormat?.channelCount == 2)
+        #expect(sink.connectedFormat?.channelCount == 2)
         #expect(PlayerSinkError.notFloat32(.int16).description.contains("16-bit"))
     }
 }

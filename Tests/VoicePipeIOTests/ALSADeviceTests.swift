@@ -82,7 +82,7 @@ struct ALSADeviceTests {
         let infile = try directory.file("in.raw", Fixtures.int16LE(samples))
         let device = try CaptureDevice.open(name: "cap", preferences: DevicePreferences(sampleRate: 48_000, channelCount: 2, sampleType: .int16),
                                             configuration: try Self.configuration(infile: infile))
-        #expect(device.format.format == AudioFormat(sampleRate: 48_000, channelCount: 2, sampleType: .int16))
+        #expect(device.format.audioFormat == AudioFormat(sampleRate: 48_000, channelCount: 2, sampleType: .int16))
 
         // Read the file and 0.1 s past its end (the plugin goes on "reading"; the tail must be zeros).
         let wanted = frames + 4_800
@@ -134,18 +134,18 @@ struct ALSADeviceTests {
         let outfile = directory.path("out.raw")
         let device = try PlaybackDevice.open(name: "play", preferences: DevicePreferences(sampleRate: 24_000, channelCount: 1),
                                              configuration: try Self.configuration(outfile: outfile))
-        #expect(device.format.format.format == AudioFormat(sampleRate: 24_000, channelCount: 1, sampleType: .float32, isInterleaved: false))
+        #expect(device.format.audioFormat == AudioFormat(sampleRate: 24_000, channelCount: 1, sampleType: .float32, isInterleaved: false))
         // Twenty 20 ms chunks as they come off the wire, every Int16 edge value among them.
         var wire = (0..<9_600).map { Int16(truncatingIfNeeded: $0 &* 7_919) }
         wire[0..<4] = [Int16.min, Int16.max, 0, -1]
-        try device.connect(format: device.format.format)
+        try device.connect()
         let converter = try PlaybackConverter()
         for start in stride(from: 0, to: wire.count, by: 480) {
             try wire[start..<start + 480].withUnsafeBufferPointer { chunk in
                 try converter.process(chunk) { try device.play($0) }
             }
         }
-        try device.close()
+        try device.disconnect()
         let written = try Data(contentsOf: URL(fileURLWithPath: outfile))
         let expected = Fixtures.littleEndianBytes(wire.map { Float($0) / 32768 })
         #expect(written.count == wire.count * 4)
@@ -158,7 +158,7 @@ struct ALSADeviceTests {
         let outfile = directory.path("out.raw")
         let device = try PlaybackDevice.open(name: "play", preferences: DevicePreferences(sampleRate: 48_000, channelCount: 2),
                                              configuration: try Self.configuration(outfile: outfile))
-        try device.connect(format: device.format.format)
+        try device.connect()
         let wire = Signals.int16(Signals.sine(frequency: 440, amplitude: 0.5, sampleRate: 24_000, frames: 24_000))
         let converter = try PlaybackConverter(outputRate: 48_000, channelCount: 2)
         var left: [Float] = []
@@ -168,7 +168,7 @@ struct ALSADeviceTests {
         }
         try wire.withUnsafeBufferPointer { try converter.process($0, collect) }
         try converter.flush(collect)
-        try device.close()
+        try device.disconnect()
         #expect(left.count == 48_000)
         // The file plugin stores frames interleaved: L R L R …, both channels the upmixed mono.
         let written = try Data(contentsOf: URL(fileURLWithPath: outfile))

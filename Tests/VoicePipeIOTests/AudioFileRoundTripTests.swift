@@ -33,7 +33,7 @@ struct AudioFileRoundTripTests {
         #expect(info.format == AudioFormat(sampleRate: 16_000, channelCount: 2, sampleType: .int16, isInterleaved: true))
         #expect(info.frameCount == frames)
         #expect(info.declaredFrameCount == frames)
-        #expect(try info.verdict.get().format == info.format)
+        #expect(try info.verdict.get().audioFormat == info.format)
 
         for bufferFrames in Self.bufferSizes + [frames] {
             let reader = try AudioFileReader(path: path)

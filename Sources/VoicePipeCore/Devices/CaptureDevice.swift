@@ -52,7 +52,7 @@ public protocol CaptureHardware: AnyObject, Sendable {
 
 /// A capture device whose format passed the guard: the only way to install a capture tap.
 ///
-/// ``open(_:)`` validates the negotiated format before anything else happens; a device reporting
+/// ``init(_:)`` validates the negotiated format before anything else happens; a device reporting
 /// 0 Hz, a non-finite rate or no channels gives ``AudioUnavailable`` and never reaches a tap.
 public final class CaptureDevice: Sendable {
     /// The negotiated format, validated.
@@ -63,18 +63,14 @@ public final class CaptureDevice: Sendable {
     /// The device's name.
     public var name: String { hardware.name }
 
-    private init(hardware: any CaptureHardware, format: ValidatedFormat) {
-        self.hardware = hardware
-        self.format = format
-    }
-
-    /// Checks the hardware's negotiated format and wraps it.
+    /// Checks the hardware's negotiated format and wraps the hardware.
     /// - Throws: ``AudioUnavailable`` with reason ``AudioUnavailable/Reason/format(_:)`` when the
     ///   guard refuses the format; the hardware is closed and no tap is installed.
-    public static func open(_ hardware: any CaptureHardware) throws(AudioUnavailable) -> CaptureDevice {
+    public init(_ hardware: any CaptureHardware) throws(AudioUnavailable) {
         switch FormatGuard.verdict(for: hardware.reportedFormat) {
         case .success(let format):
-            return CaptureDevice(hardware: hardware, format: format)
+            self.format = format
+            self.hardware = hardware
         case .failure(let rejection):
             hardware.close()
             throw AudioUnavailable(device: hardware.name, direction: .capture, reason: .format(rejection))

@@ -23,9 +23,9 @@ public protocol PlaybackHardware: AnyObject {
 
 /// A playback device whose format passed the guard and the Float32 rule: the real ``PlayerSink``.
 ///
-/// ``open(_:)`` validates the negotiated format first; a device reporting 0 Hz, a non-finite rate,
+/// ``init(_:)`` validates the negotiated format first; a device reporting 0 Hz, a non-finite rate,
 /// no channels, or a sample format other than deinterleaved Float32 gives ``AudioUnavailable``.
-/// Connect it with the device's own ``format`` (a `PlaybackConverter(outputRate:channelCount:)`
+/// ``connect()`` starts it in its own ``format`` (a `PlaybackConverter(outputRate:channelCount:)`
 /// makes reply audio fit it).
 public final class PlaybackDevice: PlayerSink {
     /// The format the device plays.
@@ -39,16 +39,11 @@ public final class PlaybackDevice: PlayerSink {
     /// Underruns so far, each recovered.
     public var underruns: Int { hardware.underruns }
 
-    private init(hardware: any PlaybackHardware, format: PlayerFormat) {
-        self.hardware = hardware
-        self.format = format
-    }
-
-    /// Checks the hardware's negotiated format and wraps it.
+    /// Checks the hardware's negotiated format and wraps the hardware.
     /// - Throws: ``AudioUnavailable``: reason ``AudioUnavailable/Reason/format(_:)`` when the guard
     ///   refuses the format, ``AudioUnavailable/Reason/formatRefused(_:)`` when it is not
     ///   deinterleaved Float32. The hardware is closed and nothing is started.
-    public static func open(_ hardware: any PlaybackHardware) throws(AudioUnavailable) -> PlaybackDevice {
+    public init(_ hardware: any PlaybackHardware) throws(AudioUnavailable) {
         let validated: ValidatedFormat
         switch FormatGuard.verdict(for: hardware.reportedFormat) {
         case .success(let format):
@@ -58,19 +53,25 @@ public final class PlaybackDevice: PlayerSink {
             throw AudioUnavailable(device: hardware.name, direction: .playback, reason: .format(rejection))
         }
         do {
-            return PlaybackDevice(hardware: hardware, format: try PlayerFormat(validated))
+            format = try PlayerFormat(validated)
         } catch {
             hardware.close()
             throw AudioUnavailable(device: hardware.name, direction: .playback, reason: .formatRefused(error.description))
         }
+        self.hardware = hardware
+    }
+
+    /// Starts the stream in the device's own ``format``.
+    public func connect() throws(PlayerSinkError) {
+        try connect(format)
     }
 
     /// Starts the stream; `format` must be the device's own ``format``.
-    public func open(_ format: PlayerFormat) throws(PlayerSinkError) {
+    public func connect(_ format: PlayerFormat) throws(PlayerSinkError) {
         guard format == self.format else {
             throw .formatMismatch(expected: self.format.description, received: format.description)
         }
-        if started { try close() }
+        if started { try disconnect() }
         try hardware.start(format)
         started = true
     }
@@ -84,7 +85,7 @@ public final class PlaybackDevice: PlayerSink {
     }
 
     /// Plays out what is buffered and stops; the device can be connected again.
-    public func close() throws(PlayerSinkError) {
+    public func disconnect() throws(PlayerSinkError) {
         guard started else { return }
         started = false
         try hardware.drain()

@@ -35,13 +35,17 @@ public struct AudioFormat: Sendable, Hashable, CustomStringConvertible {
     /// Bytes one frame occupies (all channels), or 0 when the channel count is not positive.
     public var bytesPerFrame: Int { max(channelCount, 0) * sampleType.byteCount }
 
-    public var description: String {
-        let rate: String
-        if sampleRate.isFinite && sampleRate == sampleRate.rounded() && abs(sampleRate) < 1e15 {
-            rate = "\(Int(sampleRate)) Hz"
-        } else {
-            rate = "\(sampleRate) Hz"
+    /// A rate as people write it: "48000 Hz", "44100.5 Hz", "nan Hz" (the one rate formatter every
+    /// message and summary uses).
+    public static func describe(rate: Double) -> String {
+        if rate.isFinite && rate == rate.rounded() && abs(rate) < 1e15 {
+            return "\(Int(rate)) Hz"
         }
+        return "\(rate) Hz"
+    }
+
+    public var description: String {
+        let rate = Self.describe(rate: sampleRate)
         let channels = channelCount == 1 ? "mono" : channelCount == 2 ? "stereo" : "\(channelCount) ch"
         let layout = channelCount > 1 ? (isInterleaved ? ", interleaved" : ", deinterleaved") : ""
         return "\(rate), \(channels), \(sampleType)\(layout)"

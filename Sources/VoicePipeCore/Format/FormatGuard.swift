@@ -25,18 +25,18 @@ public enum FormatRejection: Error, Sendable, Hashable, CustomStringConvertible 
 /// (a converter, a tap) cannot be handed a zero-rate format: the unguarded call does not compile.
 public struct ValidatedFormat: Sendable, Hashable, CustomStringConvertible {
     /// The format that was checked.
-    public let format: AudioFormat
+    public let audioFormat: AudioFormat
 
     fileprivate init(checked format: AudioFormat) {
-        self.format = format
+        audioFormat = format
     }
 
-    public var sampleRate: Double { format.sampleRate }
-    public var channelCount: Int { format.channelCount }
-    public var sampleType: SampleType { format.sampleType }
-    public var isInterleaved: Bool { format.isInterleaved }
-    public var bytesPerFrame: Int { format.bytesPerFrame }
-    public var description: String { format.description }
+    public var sampleRate: Double { audioFormat.sampleRate }
+    public var channelCount: Int { audioFormat.channelCount }
+    public var sampleType: SampleType { audioFormat.sampleType }
+    public var isInterleaved: Bool { audioFormat.isInterleaved }
+    public var bytesPerFrame: Int { audioFormat.bytesPerFrame }
+    public var description: String { audioFormat.description }
 
     /// The capture target, known to be valid.
     public static let captureTarget = ValidatedFormat(checked: .captureTarget)

@@ -35,42 +35,45 @@ public enum PlayerSinkError: Error, Sendable, Hashable, CustomStringConvertible 
 /// A format a player can take: validated, Float32 and deinterleaved.
 ///
 /// The only way to make one is ``init(_:)``, which refuses Int16 and interleaved formats, so a
-/// sink's ``PlayerSink/open(_:)`` never sees a format that would crash a device.
+/// sink's ``PlayerSink/connect(_:)-(PlayerFormat)`` never sees a format that would crash a device.
 public struct PlayerFormat: Sendable, Hashable, CustomStringConvertible {
-    /// The accepted format.
-    public let format: ValidatedFormat
+    /// The accepted format, as validated by the guard.
+    public let validatedFormat: ValidatedFormat
 
     /// Checks that `format` is Float32 and deinterleaved.
     /// - Throws: ``PlayerSinkError/notFloat32(_:)`` or ``PlayerSinkError/interleaved(channelCount:)``.
     public init(_ format: ValidatedFormat) throws(PlayerSinkError) {
         guard format.sampleType == .float32 else { throw .notFloat32(format.sampleType) }
         guard !format.isInterleaved else { throw .interleaved(channelCount: format.channelCount) }
-        self.format = format
+        validatedFormat = format
     }
 
     /// The default player format, ``AudioFormat/playback``.
     public static let playback = PlayerFormat(checked: .playback)
 
     private init(checked format: ValidatedFormat) {
-        self.format = format
+        validatedFormat = format
     }
 
-    public var sampleRate: Double { format.sampleRate }
-    public var channelCount: Int { format.channelCount }
-    public var description: String { format.description }
+    /// The format as a plain description (rate, channels, Float32, deinterleaved).
+    public var audioFormat: AudioFormat { validatedFormat.audioFormat }
+    public var sampleRate: Double { validatedFormat.sampleRate }
+    public var channelCount: Int { validatedFormat.channelCount }
+    public var description: String { validatedFormat.description }
 }
 
 /// What a device or file player implements: it takes deinterleaved Float32 buffers, nothing else.
 ///
-/// Callers connect with ``connect(format:)``, which checks the format before the sink sees it;
-/// sinks implement ``open(_:)``, ``play(_:)`` and ``close()``.
+/// A sink is connected to one ``PlayerFormat`` (which cannot be Int16 or interleaved), plays
+/// buffers of it, and is disconnected when the audio ends; it may then be connected again.
 public protocol PlayerSink: AnyObject {
-    /// Prepares the sink for `format` (already checked: Float32, deinterleaved).
-    func open(_ format: PlayerFormat) throws(PlayerSinkError)
+    /// Prepares the sink for `format` (checked: Float32, deinterleaved).
+    func connect(_ format: PlayerFormat) throws(PlayerSinkError)
     /// Plays one buffer of the connected format.
     func play(_ buffer: PlaybackBuffer) throws(PlayerSinkError)
-    /// Finishes playback and releases the device or file.
-    func close() throws(PlayerSinkError)
+    /// Plays out what is buffered and ends the stream (a file is finished); the sink can be
+    /// connected again.
+    func disconnect() throws(PlayerSinkError)
 }
 
 extension PlayerSink {
@@ -78,6 +81,6 @@ extension PlayerSink {
     /// - Throws: ``PlayerSinkError/notFloat32(_:)``, ``PlayerSinkError/interleaved(channelCount:)``,
     ///   or the sink's own error.
     public func connect(format: ValidatedFormat) throws(PlayerSinkError) {
-        try open(PlayerFormat(format))
+        try connect(PlayerFormat(format))
     }
 }

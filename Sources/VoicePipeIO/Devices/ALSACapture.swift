@@ -54,7 +54,7 @@ public final class ALSACapture: CaptureHardware {
     /// of that size whatever the caller believes.
     public func installTap(format: ValidatedFormat, _ tap: @escaping CaptureTap) throws(AudioDeviceError) {
         try control.withLock { control throws(AudioDeviceError) in
-            guard format.format == reportedFormat else {
+            guard format.audioFormat == reportedFormat else {
                 throw .formatMismatch(device: name, expected: reportedFormat.description, received: format.description)
             }
             guard !pcm.isClosed else { throw .closed(device: name) }
@@ -183,6 +183,6 @@ extension CaptureDevice {
     /// - Throws: ``AudioUnavailable`` with the reason: no device, permission denied, busy, a
     ///   refused format, or a format the guard refuses. Audio is then unavailable; carry on without it.
     public static func open(name: String, preferences: DevicePreferences = DevicePreferences(), configuration: ALSAConfiguration? = nil) throws(AudioUnavailable) -> CaptureDevice {
-        try open(ALSACapture(name: name, preferences: preferences, configuration: configuration))
+        try CaptureDevice(ALSACapture(name: name, preferences: preferences, configuration: configuration))
     }
 }

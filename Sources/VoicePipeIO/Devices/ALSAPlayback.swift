@@ -60,7 +60,7 @@ public final class ALSAPlayback: PlaybackHardware {
     }
 
     public func start(_ format: PlayerFormat) throws(PlayerSinkError) {
-        guard format.format.format == reportedFormat else {
+        guard format.audioFormat == reportedFormat else {
             throw .formatMismatch(expected: reportedFormat.description, received: format.description)
         }
         guard !pcm.isClosed else { throw .notConnected }
@@ -121,6 +121,6 @@ extension PlaybackDevice {
     /// - Throws: ``AudioUnavailable`` with the reason: no device, permission denied, busy, a device
     ///   that refuses Float32 or non-interleaved access, or a format the guard refuses.
     public static func open(name: String, preferences: DevicePreferences = DevicePreferences(periods: 8), configuration: ALSAConfiguration? = nil) throws(AudioUnavailable) -> PlaybackDevice {
-        try open(ALSAPlayback(name: name, preferences: preferences, configuration: configuration))
+        try PlaybackDevice(ALSAPlayback(name: name, preferences: preferences, configuration: configuration))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import VoicePipeClient
 import VoicePipeCore
 import VoicePipeIO
 import VoicePipeSession
@@ -29,195 +30,121 @@ struct DecodeCommand: Command {
 
     let input: String
     let output: String
-    let channels: Int
-    let rate: Int
+    let format: PlayerFormat
 
     init(arguments: Arguments) throws(CommandFailure) {
         input = try arguments.positionals(exactly: ["messages.jsonl"], command: Self.name)[0]
         guard let output = arguments.value("out") else { throw .usage("missing --out <reply.wav>", command: Self.name) }
         self.output = output
-        channels = try arguments.integer("channels", in: 1...8, default: 1, command: Self.name)
-        rate = try arguments.integer("rate", in: 8_000...192_000, default: 24_000, command: Self.name)
+        let channels = try arguments.integer("channels", in: 1...8, default: 1, command: Self.name)
+        let rate = try arguments.integer("rate", in: 8_000...192_000, default: Int(AudioFormat.playback.sampleRate), command: Self.name)
+        do {
+            format = try PlayerFormat(FormatGuard.validate(AudioFormat(sampleRate: Double(rate), channelCount: channels, sampleType: .float32, isInterleaved: false)))
+        } catch {
+            throw CommandFailure("cannot play at \(rate) Hz with \(channels) channels: \(error)", exitCode: .usage)
+        }
         if input != "-" && InputFile.sameFile(input, output) {
             throw .usage("the output '\(output)' is the input file; choose another output path", command: Self.name)
         }
     }
 
     func run() throws(CommandFailure) -> ExitCode {
-        let lines = try LineReader(path: input, maximumLength: WireLimits.default.maxMessageBytes)
-        let player = try ReplyPlayer(path: output, rate: Double(rate), channels: channels)
-        var lineNumber = 0
-        var rejected = 0
-        var chunks = 0
-        var reportedExtras = Set<String>()
+        let limits = WireLimits.default
+        let lines: JSONLinesReader
+        do { lines = try JSONLinesReader(path: input, maximumLength: limits.maxMessageBytes) } catch { throw CommandFailure(error) }
+        let sink = AudioFileSink(path: output)
+        let player: ReplyPlayer
+        do {
+            player = try ReplyPlayer(sink: sink, format: format)
+        } catch {
+            throw CommandFailure("cannot create '\(output)': \(error)", exitCode: .cannotCreate)
+        }
+        var report = DecodeReport()
         do {
             while let line = try lines.next() {
-                lineNumber += 1
-                let text: [UInt8]
-                switch line {
-                case .tooLong(let bytes):
-                    rejected += 1
-                    Console.error("line \(lineNumber): \(WireError.messageTooLarge(bytes: bytes, limit: WireLimits.default.maxMessageBytes))")
-                    continue
-                case .text(let bytes):
-                    text = bytes
-                }
-                if text.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
-                let envelope: WireEnvelope
-                do {
-                    envelope = try text.withUnsafeBytes { bytes throws(WireError) in try WireCodec.decode(bytes) }
-                } catch {
-                    rejected += 1
-                    Console.error("line \(lineNumber): \(error)")
-                    continue
-                }
-                for key in envelope.extras.keys where reportedExtras.insert("\(envelope.message.type).\(key)").inserted {
-                    Console.error("note: line \(lineNumber): \(envelope.message.type) carries a field \"\(key)\" this version does not know (kept, ignored)")
-                }
-                switch envelope.message {
-                case .audioChunk(let chunk):
-                    chunks += 1
-                    try player.play(chunk)
-                case .interruption:
-                    try player.interrupt()
-                case .transcript(let role, let text, let isFinal):
-                    print("\(role.rawValue)\(isFinal ? "" : " (partial)"): \(text)")
-                case .infoMessage(let markdown):
-                    print(markdown)
-                case .unknown(let type, _):
-                    if reportedExtras.insert("type:\(type)").inserted {
-                        Console.error("note: line \(lineNumber): message type \"\(type)\" is not known to this version (kept, ignored)")
-                    }
-                default:
-                    break
-                }
+                report.lines += 1
+                guard let envelope = report.decode(line, limits: limits) else { continue }
+                try play(envelope, on: player, report: &report)
             }
             try player.finish()
         } catch {
-            throw error
-        }
-        let seconds = String(format: "%.3f s", Double(player.framesWritten) / Double(rate))
-        Console.error("decoded \(Console.count(lineNumber, "line")), \(Console.count(chunks, "audio chunk")) -> \(output) (\(Console.count(player.framesWritten, "frame")), \(seconds) at \(rate) Hz, \(channels) ch, Float32); \(Console.count(player.interruptions, "interruption")); \(Console.count(rejected, "line")) rejected")
-        return rejected > 0 ? .dataError : .success
-    }
-}
-
-/// A virtual player for `decode`: the playback converter and queue in front of a WAV file sink,
-/// keeping the queue's pre-roll buffered the way a device would, so an interruption cuts what had
-/// not been heard yet.
-final class ReplyPlayer {
-    private let sink: AudioFileSink
-    private let queue: PlaybackQueue
-    private let rate: Double
-    private let channels: Int
-    private var converter: PlaybackConverter?
-    private var period: [Float]
-    private static let periodFrames = 240
-
-    init(path: String, rate: Double, channels: Int) throws(CommandFailure) {
-        self.rate = rate
-        self.channels = channels
-        sink = AudioFileSink(path: path)
-        do {
-            let format = try PlayerFormat(FormatGuard.validate(AudioFormat(sampleRate: rate, channelCount: channels, sampleType: .float32, isInterleaved: false)))
-            queue = try PlaybackQueue(format: format)
-            try sink.open(format)
-        } catch let error as PlayerSinkError {
-            throw CommandFailure("cannot create '\(path)': \(error)", exitCode: .cannotCreate)
-        } catch {
-            throw CommandFailure("cannot set up playback: \(error)", exitCode: .software)
-        }
-        period = [Float](repeating: 0, count: Self.periodFrames * channels)
-    }
-
-    var framesWritten: Int { sink.framesWritten }
-    var interruptions: Int { queue.statistics.interruptions }
-
-    /// Converts a chunk (at its own rate) and plays what the queue holds beyond its pre-roll.
-    func play(_ chunk: AudioChunk) throws(CommandFailure) {
-        let source = Double(chunk.sampleRate)
-        if converter?.sourceRate != source {
-            try flushConverter()
-            do {
-                converter = try PlaybackConverter(sourceRate: source, outputRate: rate, channelCount: channels)
-            } catch {
-                throw CommandFailure("cannot play audio at \(chunk.sampleRate) Hz: \(error)", exitCode: .dataError)
-            }
-        }
-        guard let converter else { return }
-        do {
-            try chunk.samples.withUnsafeBufferPointer { samples in
-                try converter.process(samples) { buffer in try self.enqueue(buffer) }
-            }
-        } catch {
             throw Self.failure(error)
         }
-        try render(keeping: queue.preRollFrames)
+        let seconds = InputFile.seconds(sink.framesWritten, rate: format.sampleRate)
+        Console.error("decoded \(Console.count(report.lines, "line")), \(Console.count(report.chunks, "audio chunk")) -> \(output) (\(Console.count(sink.framesWritten, "frame")), \(seconds) at \(AudioFormat.describe(rate: format.sampleRate)), \(format.channelCount) ch, Float32); \(Console.count(player.interruptions, "interruption")); \(Console.count(report.rejected, "line")) rejected")
+        return report.rejected > 0 ? .dataError : .success
     }
 
-    /// Cuts what is queued (with the queue's fade) and starts the next reply fresh.
-    func interrupt() throws(CommandFailure) {
-        queue.interrupt()
-        converter?.reset()
-        try render(frames: queue.fadeFrames)
-    }
-
-    /// Plays everything left and closes the file.
-    func finish() throws(CommandFailure) {
-        try flushConverter()
-        queue.markEndOfStream()
-        try render(keeping: 0)
-        do {
-            try sink.close()
-        } catch {
-            throw CommandFailure("\(error)", exitCode: .ioError)
+    /// Carries out one message: audio to the player, text to stdout, notes for what is unknown.
+    private func play(_ envelope: WireEnvelope, on player: ReplyPlayer, report: inout DecodeReport) throws(ReplyPlayerError) {
+        switch envelope.message {
+        case .audioChunk(let chunk):
+            report.chunks += 1
+            try player.play(chunk)
+        case .interruption:
+            try player.interrupt()
+        case .transcript(let role, let text, let isFinal):
+            print("\(role.rawValue)\(isFinal ? "" : " (partial)"): \(text)")
+        case .infoMessage(let markdown):
+            print(markdown)
+        case .unknown(let type, _):
+            report.note(unknownType: type)
+        default:
+            break
         }
-    }
-
-    private func flushConverter() throws(CommandFailure) {
-        guard let converter else { return }
-        do {
-            try converter.flush { buffer in try self.enqueue(buffer) }
-        } catch {
-            throw Self.failure(error)
-        }
-    }
-
-    /// Queues a buffer, playing queued audio first when the queue is full.
-    private func enqueue(_ buffer: PlaybackBuffer) throws {
-        while true {
-            do {
-                try queue.enqueue(buffer)
-                return
-            } catch .full {
-                try render(frames: Self.periodFrames)
-            }
-        }
-    }
-
-    /// Renders periods while more than `keeping` frames are queued.
-    private func render(keeping: Int) throws(CommandFailure) {
-        while queue.queuedFrames > keeping {
-            guard try render(frames: min(Self.periodFrames, queue.queuedFrames - keeping)) > 0 else { return }
-        }
-    }
-
-    /// Renders up to `frames` frames of queued audio (no silence: the file has no clock to fill).
-    @discardableResult
-    private func render(frames: Int) throws(CommandFailure) -> Int {
-        guard frames > 0 else { return 0 }
-        let played = period.withUnsafeMutableBufferPointer { queue.render(into: $0.baseAddress!, channelStride: frames, frameCount: frames) }
-        guard played > 0 else { return 0 }
-        do {
-            try period.withUnsafeBufferPointer { try sink.play(PlaybackBuffer(base: $0.baseAddress!, frameCount: played, channelCount: channels, channelStride: frames)) }
-        } catch {
-            throw CommandFailure("writing the reply failed: \(error)", exitCode: .ioError)
-        }
-        return played
     }
 
     private static func failure(_ error: any Error) -> CommandFailure {
-        if let failure = error as? CommandFailure { return failure }
-        return CommandFailure("playback failed: \(error)", exitCode: .software)
+        switch error {
+        case let error as JSONLinesError: CommandFailure(error)
+        case let error as ReplyPlayerError:
+            if case .unplayableChunk = error { CommandFailure(error.description, exitCode: .dataError) } else { CommandFailure("writing the reply failed: \(error)", exitCode: .ioError) }
+        default: CommandFailure("decoding failed: \(error)", exitCode: .software)
+        }
+    }
+}
+
+/// What `decode` has seen so far, and the notes and errors it reports on the way.
+private struct DecodeReport {
+    var lines = 0
+    var chunks = 0
+    var rejected = 0
+    private var reported = Set<String>()
+
+    /// Decodes one line, reporting a bad one by number (nil for a bad or blank line).
+    mutating func decode(_ line: JSONLinesReader.Line, limits: WireLimits) -> WireEnvelope? {
+        let text: [UInt8]
+        switch line {
+        case .tooLong(let bytes):
+            rejected += 1
+            Console.error("line \(lines): \(WireError.messageTooLarge(bytes: bytes, limit: limits.maxMessageBytes))")
+            return nil
+        case .text(let bytes):
+            text = bytes
+        }
+        if text.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
+        do {
+            let envelope = try text.withUnsafeBytes { bytes throws(WireError) in try WireCodec.decode(bytes, limits: limits) }
+            noteExtras(of: envelope)
+            return envelope
+        } catch {
+            rejected += 1
+            Console.error("line \(lines): \(error)")
+            return nil
+        }
+    }
+
+    /// A note for each field a message type carries that this version does not know, once per type and field.
+    private mutating func noteExtras(of envelope: WireEnvelope) {
+        for key in envelope.extras.keys where reported.insert("\(envelope.message.type).\(key)").inserted {
+            Console.error("note: line \(lines): \(envelope.message.type) carries a field \"\(key)\" this version does not know (kept, ignored)")
+        }
+    }
+
+    /// A note for a message type this version does not know, once per type.
+    mutating func note(unknownType type: String) {
+        if reported.insert("type:\(type)").inserted {
+            Console.error("note: line \(lines): message type \"\(type)\" is not known to this version (kept, ignored)")
+        }
     }
 }

@@ -26,17 +26,6 @@ enum DeviceSupport {
         return preferences
     }
 
-    /// Exit status 69 (EX_UNAVAILABLE) with the reason, for a device that cannot be used.
-    static func failure(_ error: AudioUnavailable) -> CommandFailure {
-        CommandFailure(error.description, exitCode: .unavailable)
-    }
-
-    /// "48000 Hz, 2 channels, Int16".
-    static func describe(_ format: AudioFormat) -> String {
-        let rate = format.sampleRate == format.sampleRate.rounded() && format.sampleRate.isFinite ? String(Int(format.sampleRate)) : String(format.sampleRate)
-        let layout = format.channelCount > 1 ? (format.isInterleaved ? ", interleaved" : ", deinterleaved") : ""
-        return "\(rate) Hz, \(Console.count(format.channelCount, "channel")), \(format.sampleType)\(layout)"
-    }
 }
 
 /// Ctrl-C (SIGINT) and SIGTERM while it lives: the first calls `handler` (on a dispatch queue) so

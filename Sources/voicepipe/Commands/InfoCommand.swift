@@ -35,7 +35,7 @@ struct InfoCommand: Command {
             do {
                 info = try AudioFileReader.inspect(path: path)
             } catch {
-                throw InputFile.failure(error)
+                throw CommandFailure(error)
             }
         }
         print("file:       \(info.path)")
@@ -52,9 +52,9 @@ struct InfoCommand: Command {
         switch info.verdict {
         case .success(let format):
             let outputFrames = info.frameCount.flatMap { frames in
-                (try? RationalRatio(inputRate: format.sampleRate, outputRate: 16_000)).map { $0.outputFrames(forInputFrames: frames) }
+                (try? RationalRatio(inputRate: format.sampleRate, outputRate: AudioFormat.captureTarget.sampleRate)).map { $0.outputFrames(forInputFrames: frames) }
             }
-            print("guard:      usable; converts to 16000 Hz mono Int16" + (outputFrames.map { " (\($0) frames)" } ?? ""))
+            print("guard:      usable; converts to \(AudioFormat.describe(rate: AudioFormat.captureTarget.sampleRate)) mono Int16" + (outputFrames.map { " (\($0) frames)" } ?? ""))
             return .success
         case .failure(let rejection):
             print("guard:      refused: \(rejection)")

@@ -45,48 +45,36 @@ struct PlayCommand: Command {
         let reader = try InputFile.open(input, raw: raw)
         let source = reader.format
         let player = try openDevice(for: source)
-        let target = player.format
         do {
-            try player.connect(format: target.format)
+            try player.connect()
         } catch {
             throw CommandFailure("'\(device)' refused playback: \(error)", exitCode: .unavailable)
         }
-        let converter: FileToPlayer
+        let converter: PCMPlaybackConverter
         do {
-            converter = try FileToPlayer(source: source, target: target)
+            converter = try PCMPlaybackConverter(source: source, player: player.format)
         } catch {
-            throw CommandFailure("cannot play '\(input)' (\(DeviceSupport.describe(source.format))) on '\(device)' (\(DeviceSupport.describe(target.format.format))): \(error)", exitCode: .dataError)
+            throw CommandFailure("cannot play '\(input)' (\(source)) on '\(device)' (\(player.format)): \(error)", exitCode: .dataError)
         }
         let stop = Atomic<Bool>(false)
         let signals = StopSignals { stop.store(true, ordering: .relaxed) }
+        defer { withExtendedLifetime(signals) {} }
         let progress = ProgressLine(label: "playing", total: reader.info.frameCount.map { Double($0) / source.sampleRate }, unit: "s")
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: FileToPlayer.blockFrames * source.bytesPerFrame, alignment: 16)
-        defer { buffer.deallocate() }
-        var warning: String?
+        defer { progress.finish() }
+        let ending: FileReadEnding
         do {
-            while !stop.load(ordering: .relaxed) {
-                let frames = try InputFile.readAllowingTruncation(reader, into: buffer) { read, declared in
-                    warning = "warning: '\(input)' is truncated: its header declares \(declared) frames but the file holds \(read); played the \(read) frames present"
-                }
-                if frames == 0 { break }
-                try converter.process(UnsafeRawBufferPointer(rebasing: buffer[0..<(frames * source.bytesPerFrame)]), frames: frames) { try player.play($0) }
-                progress.update(Double(reader.framesRead) / source.sampleRate)
-            }
-            try converter.flush { try player.play($0) }
-            try player.close()
+            ending = try converter.play(reader, into: player, progress: { progress.update(Double($0) / source.sampleRate) }, shouldStop: { stop.load(ordering: .relaxed) })
+            try player.disconnect()
         } catch let error as AudioFileError {
-            progress.finish()
-            throw InputFile.failure(error)
+            throw CommandFailure(error)
         } catch {
-            progress.finish()
             throw CommandFailure("playing on '\(device)' failed: \(error)", exitCode: .ioError)
         }
         progress.finish()
-        withExtendedLifetime(signals) {}
-        if let warning { Console.error(warning) }
-        let stopped = stop.load(ordering: .relaxed) ? " (stopped early)" : ""
+        if let warning = InputFile.truncationWarning(ending, path: input, done: "played") { Console.error(warning) }
+        let stopped = ending == .stopped ? " (stopped early)" : ""
         let underruns = player.underruns > 0 ? "; \(Console.count(player.underruns, "underrun")) recovered" : ""
-        Console.error("played \(InputFile.seconds(reader.framesRead, rate: source.sampleRate)) of '\(input)' (\(DeviceSupport.describe(source.format))) on '\(device)' (\(DeviceSupport.describe(target.format.format)))\(stopped)\(underruns)")
+        Console.error("played \(InputFile.seconds(reader.framesRead, rate: source.sampleRate)) of '\(input)' (\(source)) on '\(device)' (\(player.format))\(stopped)\(underruns)")
         return .success
     }
 
@@ -102,76 +90,7 @@ struct PlayCommand: Command {
         do {
             return try PlaybackDevice.open(name: device, preferences: asked)
         } catch {
-            throw DeviceSupport.failure(error)
+            throw CommandFailure(error)
         }
-    }
-}
-
-/// Interleaved frames of any file format to deinterleaved Float32 blocks of the player's format:
-/// each channel as Float (or the average of all, copied to every player channel, when the counts
-/// differ), then the built-in resampler per channel when the rates differ.
-private final class FileToPlayer {
-    static let blockFrames = 4_096
-    private let source: ValidatedFormat
-    private let channels: Int
-    private let sameChannels: Bool
-    private let resamplers: [BuiltInResampler]
-    private let planar: UnsafeMutablePointer<Float>
-    private let stride: Int
-    private let staging: UnsafeMutablePointer<Float>
-
-    init(source: ValidatedFormat, target: PlayerFormat) throws(ResamplerError) {
-        self.source = source
-        channels = target.channelCount
-        sameChannels = source.channelCount == target.channelCount
-        let streams = sameChannels ? channels : 1
-        resamplers = source.sampleRate == target.sampleRate ? [] : try (0..<streams).map { _ throws(ResamplerError) in
-            try BuiltInResampler(inputRate: source.sampleRate, outputRate: target.sampleRate)
-        }
-        let most = resamplers.first.map { max($0.maxOutputFrames(forInputFrames: Self.blockFrames), $0.maxFlushFrames) } ?? Self.blockFrames
-        stride = max(most, Self.blockFrames)
-        planar = .allocate(capacity: stride * channels)
-        staging = .allocate(capacity: Self.blockFrames)
-    }
-
-    deinit {
-        planar.deallocate()
-        staging.deallocate()
-    }
-
-    /// Converts `frames` interleaved frames (at most ``blockFrames``) and hands the block over.
-    func process(_ bytes: UnsafeRawBufferPointer, frames: Int, _ deliver: (PlaybackBuffer) throws -> Void) throws {
-        guard let base = bytes.baseAddress else { return }
-        var produced = frames
-        for stream in 0..<(sameChannels ? channels : 1) {
-            let mode: DownmixMode = sameChannels ? .channel(stream) : .average
-            let destination = resamplers.isEmpty ? planar + stream * stride : staging
-            Downmix.mono(interleaved: base, sampleType: source.sampleType, frames: frames, channels: source.channelCount, mode: mode, into: destination)
-            if !resamplers.isEmpty {
-                produced = try resamplers[stream].process(UnsafeBufferPointer(start: staging, count: frames),
-                                                          into: UnsafeMutableBufferPointer(start: planar + stream * stride, count: stride))
-            }
-        }
-        try emit(produced, deliver)
-    }
-
-    /// Hands over the resamplers' tails.
-    func flush(_ deliver: (PlaybackBuffer) throws -> Void) throws {
-        guard !resamplers.isEmpty else { return }
-        var produced = 0
-        for (stream, resampler) in resamplers.enumerated() {
-            produced = try resampler.flush(into: UnsafeMutableBufferPointer(start: planar + stream * stride, count: stride))
-        }
-        try emit(produced, deliver)
-    }
-
-    private func emit(_ frames: Int, _ deliver: (PlaybackBuffer) throws -> Void) throws {
-        guard frames > 0 else { return }
-        if !sameChannels {
-            for channel in 1..<max(channels, 1) {
-                (planar + channel * stride).update(from: planar, count: frames)
-            }
-        }
-        try deliver(PlaybackBuffer(base: planar, frameCount: frames, channelCount: channels, channelStride: stride))
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import VoicePipeClient
 import VoicePipeCore
 import VoicePipeIO
 
@@ -12,8 +12,7 @@ struct RecordCommand: Command {
         Arguments.Option(name: "seconds", valueName: "s", help: "Stop after this much device audio (default: until Ctrl-C)."),
         Arguments.Option(name: "out", valueName: "file.wav", help: "Write a 16 kHz mono Int16 WAV."),
         Arguments.Option(name: "frames", valueName: "file.jsonl", help: "Write audio.chunk messages, one per line ('-' for standard output)."),
-        Arguments.Option(name: "chunk-ms", valueName: "ms", help: "Audio per frame in milliseconds, 10 to 100 (default 32 = 512 samples)."),
-        Arguments.Option(name: "channel", valueName: "index", help: "Take one device channel (from 0) instead of the average of all channels."),
+    ] + CaptureArguments.options + [
         DeviceSupport.rateOption,
         DeviceSupport.channelsOption,
         Arguments.Option(name: "sample-type", valueName: "type", help: "Insist on a device sample type: int16, int32, float32 or float64 (default: the best it offers)."),
@@ -21,7 +20,7 @@ struct RecordCommand: Command {
     static let flags: [Arguments.Flag] = []
     static var help: String {
         Arguments.help(
-            usage: "voicepipe record [--device <name>] [--seconds <s>] (--out <file.wav> | --frames <file.jsonl>|-) [--chunk-ms <ms>] [--channel <index>] [--rate <hz>] [--channels <n>] [--sample-type <type>]",
+            usage: "voicepipe record [--device <name>] [--seconds <s>] (--out <file.wav> | --frames <file.jsonl>|-) [--chunk-ms <ms>] [--channel <index>] [--resampler <name>] [--rate <hz>] [--channels <n>] [--sample-type <type>]",
             abstract: abstract,
             discussion: """
             Opens the device at its native rate, channel count and sample type (never assuming 16 kHz),
@@ -38,19 +37,8 @@ struct RecordCommand: Command {
     let device: String
     let preferences: DevicePreferences
     let seconds: Double?
-    let output: Output
-    let captureOptions: CaptureOptions
-
-    enum Output {
-        case wav(String)
-        case frames(String)
-
-        var path: String {
-            switch self {
-            case .wav(let path), .frames(let path): path
-            }
-        }
-    }
+    let output: CaptureFileOutput.Destination
+    let capture: CaptureArguments
 
     init(arguments: Arguments) throws(CommandFailure) {
         _ = try arguments.positionals(exactly: [], command: Self.name)
@@ -66,144 +54,118 @@ struct RecordCommand: Command {
         seconds = try arguments.decimal("seconds", in: 0.001...86_400, command: Self.name)
         switch (arguments.value("out"), arguments.value("frames")) {
         case (let wav?, nil): output = .wav(wav)
-        case (nil, let frames?): output = .frames(frames)
+        case (nil, let frames?): output = .jsonLines(frames)
         case (nil, nil): throw .usage("say where to write: '--out <file.wav>' or '--frames <file.jsonl>'", command: Self.name)
         case (_?, _?): throw .usage("'--out' and '--frames' cannot be combined; choose one", command: Self.name)
         }
-        captureOptions = try arguments.captureOptions(command: Self.name)
+        capture = try CaptureArguments(arguments, command: Self.name)
     }
 
     func run() throws(CommandFailure) -> ExitCode {
-        let capture: CaptureDevice
+        let microphone: CaptureDevice
+        do { microphone = try CaptureDevice.open(name: device, preferences: preferences) } catch { throw CommandFailure(error) }
+        let format = microphone.format
+        let converter = try capture.converter(for: format, source: "'\(device)'")
+        let pump: CapturePump
         do {
-            capture = try CaptureDevice.open(name: device, preferences: preferences)
+            pump = try CapturePump(device: microphone, converter: converter, frameLimit: seconds.map { Int(($0 * format.sampleRate).rounded()) })
         } catch {
-            throw DeviceSupport.failure(error)
+            throw CommandFailure(error.description, exitCode: .software)
         }
-        let format = capture.format
-        let converter: CaptureConverter
-        do {
-            converter = try CaptureConverter(input: format, options: captureOptions)
-        } catch {
-            throw CommandFailure("cannot convert from '\(device)' (\(DeviceSupport.describe(format.format))): \(error)", exitCode: error.isUsageProblem ? .usage : .dataError)
-        }
-        // The audio thread: copy into the ring, count, stop at the limit. Nothing else.
-        let bytesPerFrame = format.bytesPerFrame
-        let ring = AudioRing(capacity: max(Int(format.sampleRate * 2), 4_096) * bytesPerFrame)
-        let limit = seconds.map { max(Int(($0 * format.sampleRate).rounded()), 1) }
-        let offered = Atomic<Int>(0)
-        let dropped = Atomic<Int>(0)
-        let signals = StopSignals { capture.stop() }
+        let signals = StopSignals { pump.stop() }
         defer { withExtendedLifetime(signals) {} }
-        do {
-            try capture.installTap { bytes in
-                var frames = bytes.count / bytesPerFrame
-                let before = offered.load(ordering: .relaxed)
-                if let limit { frames = min(frames, limit - before) }
-                if !ring.write(UnsafeRawBufferPointer(rebasing: bytes[0..<(frames * bytesPerFrame)])) {
-                    dropped.add(frames, ordering: .relaxed)
-                }
-                offered.store(before + frames, ordering: .relaxed)
-                return limit.map { before + frames >= $0 } == true ? .stop : .proceed
-            }
-        } catch {
-            throw CommandFailure(error.description, exitCode: .unavailable)
-        }
-        // The file exists only once the device streams; the ring holds two seconds meanwhile.
-        let sink: FrameSink
-        do {
-            sink = try FrameSink(output)
-        } catch {
-            capture.stop()
-            _ = try? capture.waitUntilStopped()
-            throw error
-        }
-
-        // This thread: drain the ring through the converter into the file, and show the meter.
-        let meter = PeakMeter(rate: format.sampleRate)
-        var stats = CaptureStatistics()
-        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 16_384 * bytesPerFrame, alignment: 16)
-        defer { scratch.deallocate() }
-        let emit: (CaptureFrame) throws -> Void = { frame in
-            try sink.write(frame)
-            stats.add(frame)
-            meter.show(frame.level)
-        }
-        var writeFailure: CommandFailure?
-        var streaming = true
-        while streaming {
-            streaming = capture.isStreaming
-            do {
-                while case let count = ring.read(into: scratch, granularity: bytesPerFrame), count > 0 {
-                    try converter.process(UnsafeRawBufferPointer(rebasing: scratch[0..<count]), emit)
-                    meter.advance(frames: count / bytesPerFrame)
-                }
-            } catch {
-                writeFailure = (error as? CommandFailure) ?? CommandFailure("writing '\(output.path)' failed: \(error)", exitCode: .ioError)
-                capture.stop()
-                break
-            }
-            if streaming { usleep(5_000) }
-        }
-        let ended: Result<CaptureReport, AudioDeviceError> = Result { () throws(AudioDeviceError) in try capture.waitUntilStopped() }
-        meter.finish()
-        do {
-            if writeFailure == nil { try converter.flush(emit) }
-            try sink.finish()
-        } catch {
-            writeFailure = writeFailure ?? (error as? CommandFailure) ?? CommandFailure("writing '\(output.path)' failed: \(error)", exitCode: .ioError)
-        }
-        if let writeFailure { throw writeFailure }
-
-        let lost = dropped.load(ordering: .relaxed)
-        let kept = offered.load(ordering: .relaxed) - lost
-        if lost > 0 {
-            Console.error("warning: \(InputFile.seconds(lost, rate: format.sampleRate)) of device audio was dropped because converting and writing fell behind the device; the file holds the rest, joined")
-        }
+        let recording = Recording(output: output, rate: format.sampleRate)
+        let outcome = Result { try pump.run(progress: recording.meter.advance(converted:), recording.write) }
+        recording.meter.finish()
         let destination = output.path == "-" ? "standard output" : "'\(output.path)'"
-        switch ended {
+        let kept = { (frames: Int) in InputFile.seconds(frames, rate: format.sampleRate) }
+        switch outcome {
         case .success(let report):
-            let overruns = report.overruns > 0 ? "; \(Console.count(report.overruns, "overrun")) recovered" : ""
-            Console.error("recorded \(InputFile.seconds(kept, rate: format.sampleRate)) from '\(device)' (\(DeviceSupport.describe(format.format))) to \(destination): \(stats.samples) frames at 16000 Hz; \(stats.summary)\(overruns)")
+            try recording.finish()
+            if report.framesDropped > 0 {
+                Console.error("warning: \(kept(report.framesDropped)) of device audio was dropped because converting and writing fell behind the device; the file holds the rest, joined")
+            }
+            let overruns = report.device.overruns > 0 ? "; \(Console.count(report.device.overruns, "overrun")) recovered" : ""
+            Console.error("recorded \(kept(report.framesKept)) from '\(device)' (\(format)) to \(destination): \(recording.statistics.samples) frames at \(AudioFormat.describe(rate: AudioFormat.captureTarget.sampleRate)); \(recording.statistics.summary)\(overruns)")
             return .success
+        case .failure(CapturePumpError.deviceLost(let error, let report)):
+            try recording.finish()
+            throw CommandFailure("\(error.description); the \(kept(report.framesKept)) recorded before are in \(destination)", exitCode: .ioError)
+        case .failure(CapturePumpError.startFailed(let error)):
+            throw CommandFailure(error.description, exitCode: .unavailable)
         case .failure(let error):
-            throw CommandFailure("\(error.description); the \(InputFile.seconds(kept, rate: format.sampleRate)) recorded before are in \(destination)", exitCode: .ioError)
+            try? recording.finish()
+            throw CommandFailure.streaming(error, while: "writing \(destination)")
         }
     }
 }
 
-/// Where recorded frames go: a 16 kHz mono Int16 WAV, or audio.chunk JSON Lines.
-private final class FrameSink {
-    private let wav: AudioFileWriter?
-    private let lines: OutputFile?
+/// The file side of a recording: created at the first frame (so nothing exists until the device
+/// streams), the statistics, and the live meter.
+private final class Recording {
+    let meter: PeakMeter
+    private(set) var statistics = CaptureStatistics()
+    private let output: CaptureFileOutput.Destination
+    private var file: CaptureFileOutput?
 
-    init(_ output: RecordCommand.Output) throws(CommandFailure) {
-        switch output {
-        case .wav(let path):
-            do {
-                wav = try AudioFileWriter(path: path, sampleRate: 16_000, channelCount: 1, encoding: .int16)
-            } catch {
-                throw InputFile.failure(error)
+    init(output: CaptureFileOutput.Destination, rate: Double) {
+        self.output = output
+        meter = PeakMeter(rate: rate)
+    }
+
+    func write(_ frame: CaptureFrame) throws {
+        if file == nil { file = try CaptureFileOutput(output) }
+        try file?.write(frame)
+        statistics.add(frame)
+        meter.show(frame.level)
+    }
+
+    /// Finishes the file (creating an empty one if no frame came).
+    func finish() throws(CommandFailure) {
+        do {
+            if file == nil { file = try CaptureFileOutput(output) }
+            try file?.finish()
+        } catch {
+            throw CommandFailure.streaming(error, while: "writing '\(output.path)'")
+        }
+    }
+}
+
+/// Where captured frames go: a 16 kHz mono Int16 WAV, or audio.chunk JSON Lines.
+final class CaptureFileOutput {
+    enum Destination {
+        case wav(String)
+        case jsonLines(String)
+
+        var path: String {
+            switch self {
+            case .wav(let path), .jsonLines(let path): path
             }
+        }
+    }
+
+    private let wav: AudioFileWriter?
+    private let lines: JSONLinesWriter?
+
+    init(_ destination: Destination) throws {
+        let target = AudioFormat.captureTarget
+        switch destination {
+        case .wav(let path):
+            wav = try AudioFileWriter(path: path, sampleRate: Int(target.sampleRate), channelCount: target.channelCount, encoding: .int16)
             lines = nil
-        case .frames(let path):
-            lines = try OutputFile(path: path)
+        case .jsonLines(let path):
+            lines = try JSONLinesWriter(path: path)
             wav = nil
         }
     }
 
     func write(_ frame: CaptureFrame) throws {
-        if let wav {
-            try wav.write(frame.samples)
-        } else if let lines {
-            try lines.appendAudioChunkLine(frame.samples, sampleRate: 16_000)
-        }
+        try wav?.write(frame.samples)
+        try lines?.appendAudioChunk(frame.samples, sampleRate: Int(AudioFormat.captureTarget.sampleRate))
     }
 
     func finish() throws {
-        if let wav {
-            do { try wav.close() } catch { throw InputFile.failure(error) }
-        }
+        try wav?.close()
         try lines?.flush()
     }
 }
@@ -224,8 +186,9 @@ private final class PeakMeter {
         loudest = max(loudest, level.dBFS)
     }
 
-    func advance(frames count: Int) {
-        frames += count
+    /// Redraws after the pump has converted `converted` device frames in all.
+    func advance(converted: Int) {
+        frames = converted
         guard Console.stderrIsTerminal, Date().timeIntervalSince(lastDraw) >= 0.1 else { return }
         lastDraw = Date()
         let width = 30
@@ -239,5 +202,6 @@ private final class PeakMeter {
 
     func finish() {
         if drawn { Console.errorRaw("\r\u{1B}[K") }
+        drawn = false
     }
 }

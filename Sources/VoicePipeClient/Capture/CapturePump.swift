@@ -1,0 +1,171 @@
+import Synchronization
+import VoicePipeCore
+
+/// What a capture pump moved, once its stream has ended.
+public struct CapturePumpReport: Sendable, Hashable {
+    /// What the device reported: frames handed to the tap, overruns recovered.
+    public let device: CaptureReport
+    /// Device frames that reached the converter.
+    public let framesKept: Int
+    /// Device frames dropped because the ring was full (conversion or delivery fell behind).
+    public let framesDropped: Int
+
+    public init(device: CaptureReport, framesKept: Int, framesDropped: Int) {
+        self.device = device
+        self.framesKept = framesKept
+        self.framesDropped = framesDropped
+    }
+}
+
+/// Why a capture pump stopped without finishing its stream cleanly.
+public enum CapturePumpError: Error, Sendable, CustomStringConvertible {
+    /// The converter was built for another format than the device streams.
+    case formatMismatch(device: ValidatedFormat, converter: ValidatedFormat)
+    /// The device would not start (the tap was never installed).
+    case startFailed(AudioDeviceError)
+    /// The device failed mid-stream; every frame captured before it was converted and delivered.
+    case deviceLost(AudioDeviceError, CapturePumpReport)
+
+    public var description: String {
+        switch self {
+        case .formatMismatch(let device, let converter):
+            "the device streams \(device) but the converter was built for \(converter); build it for the device's format"
+        case .startFailed(let error), .deviceLost(let error, _):
+            error.description
+        }
+    }
+}
+
+/// Captured audio from a device to 16 kHz frames, the audio thread kept free of slow work:
+///
+/// ```
+///  device audio thread:  tap ─▶ AudioRing (copy, lock-free) ─▶ WakeSignal.signal()
+///  caller's thread:      wait on the signal ─▶ drain the ring ─▶ CaptureConverter ─▶ deliver(frame)
+/// ```
+///
+/// The tap only copies into the ring, counts, and signals a semaphore (`sem_post`, which never
+/// blocks); the caller's thread waits on that semaphore, so it wakes when audio arrives rather
+/// than on a timer. A buffer that does not fit in the ring is dropped whole and counted, so a
+/// slow consumer costs audio, never the audio thread's deadline.
+public final class CapturePump: @unchecked Sendable {
+    // Safety: `ring`, `signal` and the atomics are shared with the audio thread, each built for
+    // that; the converter is used only on the thread inside `run`.
+    public let device: CaptureDevice
+    public let converter: CaptureConverter
+    private let ring: AudioRing
+    private let signal = WakeSignal()
+    private let frameLimit: Int?
+    private let counters = TapCounters()
+    private var started = false
+    /// How long the converter thread waits for the tap before looking whether the stream ended
+    /// (a device that fails calls no tap).
+    private static let idleWaitSeconds = 0.1
+
+    /// - Parameters:
+    ///   - device: a capture device whose format passed the guard.
+    ///   - converter: built for `device.format`.
+    ///   - ringSeconds: how much device audio the ring holds while conversion lags (default 2 s).
+    ///   - frameLimit: stop after this many device frames (`nil`: until ``stop()``).
+    /// - Throws: ``CapturePumpError/formatMismatch(device:converter:)``.
+    public init(device: CaptureDevice, converter: CaptureConverter, ringSeconds: Double = 2, frameLimit: Int? = nil) throws(CapturePumpError) {
+        guard converter.inputFormat == device.format else {
+            throw .formatMismatch(device: device.format, converter: converter.inputFormat)
+        }
+        self.device = device
+        self.converter = converter
+        self.frameLimit = frameLimit.map { max($0, 1) }
+        let frames = max(Int((device.format.sampleRate * max(ringSeconds, 0.05)).rounded()), 4_096)
+        ring = AudioRing(capacity: frames * device.format.bytesPerFrame)
+    }
+
+    /// Asks the stream to end; returns at once, from any thread (a signal handler's queue included).
+    /// What was captured before is still converted and delivered.
+    public func stop() {
+        device.stop()
+        signal.signal()
+    }
+
+    /// Starts the device (installs the tap) if ``start()`` has not, and converts what it captures
+    /// on this thread until the stream ends (by ``stop()``, the frame limit, or a failure), then
+    /// flushes the converter.
+    /// - Parameters:
+    ///   - progress: called after each drained batch with the device frames converted so far.
+    ///   - deliver: called with every 16 kHz frame, on this thread.
+    /// - Returns: the counts once the stream has ended.
+    /// - Throws: ``CapturePumpError/startFailed(_:)``; ``CapturePumpError/deviceLost(_:_:)``
+    ///   after delivering everything captured before the failure; or what `deliver` throws (the
+    ///   device is stopped first, and nothing more is delivered).
+    public func run(progress: (Int) -> Void = { _ in }, _ deliver: (CaptureFrame) throws -> Void) throws -> CapturePumpReport {
+        if !started { try start() }
+        defer { started = false }
+        let bytesPerFrame = device.format.bytesPerFrame
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 16_384 * bytesPerFrame, alignment: 16)
+        defer { scratch.deallocate() }
+        var converted = 0
+        do {
+            var streaming = true
+            while streaming {
+                // Read the state first: what the tap wrote before the stream ended is drained below.
+                streaming = device.isStreaming
+                while case let count = ring.read(into: scratch, granularity: bytesPerFrame), count > 0 {
+                    try converter.process(UnsafeRawBufferPointer(rebasing: scratch[0..<count]), deliver)
+                    converted += count / bytesPerFrame
+                    progress(converted)
+                }
+                if streaming { signal.wait(seconds: Self.idleWaitSeconds) }
+            }
+        } catch {
+            device.stop()
+            _ = try? device.waitUntilStopped()
+            converter.reset()
+            throw error
+        }
+        let ended = Result { () throws(AudioDeviceError) in try device.waitUntilStopped() }
+        try converter.flush(deliver)
+        let offered = counters.offered.load(ordering: .relaxed)
+        let lost = counters.dropped.load(ordering: .relaxed)
+        switch ended {
+        case .success(let report):
+            return CapturePumpReport(device: report, framesKept: offered - lost, framesDropped: lost)
+        case .failure(let error):
+            var frames = offered
+            if case .deviceLost(_, _, let before) = error { frames = before }
+            throw CapturePumpError.deviceLost(error, CapturePumpReport(device: CaptureReport(frames: frames, overruns: 0), framesKept: offered - lost, framesDropped: lost))
+        }
+    }
+
+    /// Starts the device: from now on its audio thread copies into the ring, counts and signals;
+    /// nothing else runs there. Audio waits in the ring (up to its capacity) until ``run(progress:_:)``.
+    /// - Throws: ``CapturePumpError/startFailed(_:)`` when the device will not start.
+    public func start() throws(CapturePumpError) {
+        started = true
+        counters.offered.store(0, ordering: .relaxed)
+        counters.dropped.store(0, ordering: .relaxed)
+        let bytesPerFrame = device.format.bytesPerFrame
+        let (ring, signal, counters, limit) = (self.ring, self.signal, self.counters, frameLimit)
+        do {
+            try device.installTap { bytes in
+                var frames = bytes.count / bytesPerFrame
+                let before = counters.offered.load(ordering: .relaxed)
+                if let limit { frames = min(frames, limit - before) }
+                if frames > 0, !ring.write(UnsafeRawBufferPointer(rebasing: bytes[0..<(frames * bytesPerFrame)])) {
+                    counters.dropped.add(frames, ordering: .relaxed)
+                }
+                counters.offered.store(before + frames, ordering: .relaxed)
+                signal.signal()
+                return limit.map { before + frames >= $0 } == true ? .stop : .proceed
+            }
+        } catch {
+            started = false
+            throw .startFailed(error)
+        }
+    }
+}
+
+/// The tap's counters, shared between the audio thread (which writes them) and the pump.
+private final class TapCounters: Sendable {
+    /// Device frames the tap was given (up to the frame limit).
+    let offered = Atomic<Int>(0)
+    /// Of those, frames dropped because the ring was full.
+    let dropped = Atomic<Int>(0)
+}
