@@ -42,8 +42,10 @@ let package = Package(
         // The command-line tool: argument handling and printing over the modules above.
         .executableTarget(name: "voicepipe", dependencies: ["VoicePipeCore", "VoicePipeIO", "VoicePipeSession", "VoicePipeClient"]),
 
-        // A sample program over the public API (kept compiling by every build).
+        // Sample programs over the public API (kept compiling by every build); the second links
+        // VoicePipeCore alone, and a test checks that it needs none of the system audio libraries.
         .executableTarget(name: "sample-convert-file", dependencies: ["VoicePipeCore", "VoicePipeIO"], path: "Samples/ConvertFile"),
+        .executableTarget(name: "sample-capture-tone", dependencies: ["VoicePipeCore"], path: "Samples/CaptureTone"),
 
         // Counts heap allocations per thread (interposes malloc); linked only into tests and benchmarks.
         .target(name: "CAllocationCounter"),
@@ -57,6 +59,6 @@ let package = Package(
         .testTarget(name: "VoicePipeSessionTests", dependencies: ["VoicePipeSession", "VoicePipeCore", "VoicePipeTestSupport"]),
         .testTarget(name: "VoicePipeClientTests", dependencies: ["VoicePipeClient", "VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport"]),
         // Runs the built `voicepipe` binary; depending on the executable makes `swift test` build it.
-        .testTarget(name: "VoicePipeCLITests", dependencies: ["voicepipe", "VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport"]),
+        .testTarget(name: "VoicePipeCLITests", dependencies: ["voicepipe", "sample-capture-tone", "VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport"]),
     ]
 )

@@ -17,18 +17,16 @@ do {
     let converter = try CaptureConverter(input: reader.format)          // takes a ValidatedFormat only
     let writer = try AudioFileWriter(path: arguments[2], sampleRate: 16_000, channelCount: 1, encoding: .int16)
 
-    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096 * reader.format.bytesPerFrame, alignment: 16)
-    defer { buffer.deallocate() }
-    let report: (CaptureFrame) throws -> Void = { frame in
+    // Reads the whole file through the converter and flushes it; frames arrive on this thread.
+    let ending = try converter.convert(reader) { frame in
         // frame.samples: up to 512 Int16 samples at 16 kHz; frame.level: peak, dBFS, digital silence
         try writer.write(frame.samples)
         print("frame \(frame.index) at \(Double(frame.startSample) / 16_000) s: \(frame.level)")
     }
-    while case let frames = try reader.read(into: buffer), frames > 0 {
-        try converter.process(UnsafeRawBufferPointer(rebasing: buffer[0 ..< frames * reader.format.bytesPerFrame]), report)
-    }
-    try converter.flush(report)
     try writer.close()
+    if case .truncated(let read, let declared) = ending {
+        print("note: the file is truncated: \(read) of the \(declared) frames its header declares were there")
+    }
 } catch {
     print("error: \(error)")
     exit(1)

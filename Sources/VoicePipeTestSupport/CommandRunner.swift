@@ -24,20 +24,25 @@ public enum CommandRunner {
         if let explicit = ProcessInfo.processInfo.environment["VOICEPIPE_BINARY"] {
             return URL(fileURLWithPath: explicit)
         }
+        return executable(named: "voicepipe")
+    }
+
+    /// A product of this package's build (the tool, a sample program) next to the test bundle.
+    public static func executable(named name: String) -> URL {
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         // On some runners argv[0] is inside the .xctest bundle; walk up to the build directory.
         for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("voicepipe")
+            let candidate = directory.appendingPathComponent(name)
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
             directory = directory.deletingLastPathComponent()
         }
-        return packageRoot.appendingPathComponent(".build/debug/voicepipe")
+        return packageRoot.appendingPathComponent(".build/debug").appendingPathComponent(name)
     }
 
-    /// Runs `voicepipe` with `arguments`, optionally feeding `stdin`.
-    public static func run(_ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:]) throws -> Result {
+    /// Runs `voicepipe` (or `executable`) with `arguments`, optionally feeding `stdin`.
+    public static func run(_ arguments: [String], executable: URL = binary, stdin: Data? = nil, environment: [String: String] = [:]) throws -> Result {
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = executable
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
