@@ -8,8 +8,10 @@ let package = Package(
         .library(name: "VoicePipeIO", targets: ["VoicePipeIO"]),
         .library(name: "VoicePipeSession", targets: ["VoicePipeSession"]),
         .executable(name: "voicepipe", targets: ["voicepipe"]),
-        // Per-thread heap allocation counting (interposes malloc) for tests and the benchmark package.
-        .library(name: "AllocationCounter", targets: ["CAllocationCounter"]),
+        // For tests and the benchmark package only, not for applications: signal generators, dB
+        // measurement, fakes, and a per-thread allocation counter that interposes malloc in
+        // whatever links it.
+        .library(name: "VoicePipeTestSupport", targets: ["VoicePipeTestSupport"]),
     ],
     targets: [
         // Pure Swift: formats, the format guard, DSP kernels, the converters. No Foundation, no I/O.
@@ -40,7 +42,8 @@ let package = Package(
         // Counts heap allocations per thread (interposes malloc); linked only into tests and benchmarks.
         .target(name: "CAllocationCounter"),
 
-        // Signal generators and dB measurement shared by the test targets.
+        // Signal generators, dB measurement, fakes and the allocation counter shared by the test
+        // targets and the benchmark package; the one target that links CAllocationCounter.
         .target(name: "VoicePipeTestSupport", dependencies: ["VoicePipeCore", "CAllocationCounter"]),
 
         .testTarget(name: "VoicePipeCoreTests", dependencies: ["VoicePipeCore", "VoicePipeTestSupport"]),

@@ -1,6 +1,6 @@
-import CAllocationCounter
 import Foundation
 import VoicePipeCore
+import VoicePipeTestSupport
 
 /// One kernel cell's figures.
 struct KernelRow: Codable {
@@ -257,9 +257,7 @@ final class KernelBenchmark {
             let samples = kase.samplesPerOperation.map { Double($0 * kase.operationsPerPass) / cpu.median }
             // Allocations per operation, counted over a batch after the timed repetitions.
             let batch = min(kase.operationsPerPass, 1_000)
-            vp_allocations_begin()
-            kase.run(batch)
-            let allocations = vp_allocations_end()
+            let allocations = countAllocations { kase.run(batch) }
             return KernelRow(
                 name: kase.name, kernel: kase.kernel, implementation: kase.implementation, data: kase.data,
                 bytesPerOperation: kase.bytesPerOperation, operationsPerPass: kase.operationsPerPass,

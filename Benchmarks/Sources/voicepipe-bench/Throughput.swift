@@ -1,4 +1,4 @@
-import CAllocationCounter
+import VoicePipeTestSupport
 
 /// One throughput cell's figures (a row cell of the throughput tables).
 struct ThroughputRow: Codable {
@@ -133,9 +133,7 @@ final class ThroughputBenchmark {
         cells.map { cell in
             let chunks = min(maxChunks, cell.input.count / cell.chunkBytes)
             let input = UnsafeRawBufferPointer(rebasing: cell.input[0..<(chunks * cell.chunkBytes)])
-            vp_allocations_begin()
-            Self.stream(input, chunkBytes: cell.chunkBytes, through: cell.contender)
-            let count = vp_allocations_end()
+            let count = countAllocations { Self.stream(input, chunkBytes: cell.chunkBytes, through: cell.contender) }
             return AllocationRow(workload: cell.workload.id, contender: cell.spec.name, chunkMilliseconds: cell.chunkMilliseconds,
                                  chunks: chunks, allocations: count, perChunk: Double(count) / Double(max(chunks, 1)))
         }
