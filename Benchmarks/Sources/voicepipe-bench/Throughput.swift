@@ -59,7 +59,7 @@ final class ThroughputBenchmark {
                 .filter { filter(Self.cellName(workload, $0.0, $0.1)) }
             guard !wanted.isEmpty else { continue }
             let frames = Int(signalSeconds * Double(workload.inputRate))
-            let channels = (0..<workload.channels).map { Signals.program(rate: workload.inputRate, frames: frames, channel: $0) }
+            let channels = (0..<workload.channels).map { Signals.program(sampleRate: Double(workload.inputRate), frames: frames, channel: $0) }
             let signal = InputSignal(workload: workload, channels: channels)
             signals.append(signal)
             let maxChunk = workload.chunkFrames(milliseconds: Workload.chunkMilliseconds.max()!)
