@@ -42,9 +42,10 @@ let package = Package(
         // Counts heap allocations per thread (interposes malloc); linked only into tests and benchmarks.
         .target(name: "CAllocationCounter"),
 
-        // Signal generators, dB measurement, fakes and the allocation counter shared by the test
-        // targets and the benchmark package; the one target that links CAllocationCounter.
-        .target(name: "VoicePipeTestSupport", dependencies: ["VoicePipeCore", "CAllocationCounter"]),
+        // Signal generators, dB measurement, fakes, a whole-file reader and the allocation counter
+        // shared by the test targets and the benchmark package; the one target that links
+        // CAllocationCounter.
+        .target(name: "VoicePipeTestSupport", dependencies: ["VoicePipeCore", "VoicePipeIO", "CAllocationCounter"]),
 
         .testTarget(name: "VoicePipeCoreTests", dependencies: ["VoicePipeCore", "VoicePipeTestSupport"]),
         // CSndFile lets the tests write AIFF, FLAC and Ogg fixtures with libsndfile itself.

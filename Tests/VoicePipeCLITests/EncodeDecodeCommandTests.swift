@@ -18,18 +18,6 @@ struct EncodeDecodeCommandTests {
         return samples
     }
 
-    static func readFloats(_ path: String) throws -> (AudioFormat, [Float]) {
-        let reader = try AudioFileReader(path: path)
-        var all = [Float]()
-        var buffer = [Float](repeating: 0, count: 4_096 * reader.format.channelCount)
-        while true {
-            let frames = try buffer.withUnsafeMutableBufferPointer { try reader.read(into: $0) }
-            if frames == 0 { break }
-            all += buffer[0..<(frames * reader.format.channelCount)]
-        }
-        return (reader.format.format, all)
-    }
-
     @Test func encodeWritesExactAudioChunksWhoseDataIsWhatConvertWrites() throws {
         let directory = try TemporaryDirectory()
         let input = CommandRunner.sample("speech-44k1-stereo-s16.wav")
@@ -42,7 +30,7 @@ struct EncodeDecodeCommandTests {
         }
         let converted = directory.path("converted.wav")
         #expect(try CommandRunner.run(["convert", input, converted]).status == 0)
-        let (_, reference) = try ConvertCommandTests.readInt16(converted)
+        let reference = try AudioFiles.read(converted, as: Int16.self).samples
         #expect(try Self.samples(fromJSONLines: encoded.stdout) == reference)
         // The summary on stderr: chunks, duration, peaks, digital silence.
         #expect(encoded.stderr.contains("encoded \(lines.count) chunks (2.719 s at 16000 Hz) to standard output"), "\(encoded.stderr)")
@@ -70,11 +58,11 @@ struct EncodeDecodeCommandTests {
         let reply = directory.path("reply.wav")
         let decoded = try CommandRunner.run(["decode", chunks, "--out", reply, "--rate", "16000"])
         #expect(decoded.status == 0, "\(decoded)")
-        let (format, floats) = try Self.readFloats(reply)
+        let (format, floats) = try AudioFiles.read(reply, as: Float.self)
         #expect(format == AudioFormat(sampleRate: 16_000, channelCount: 1, sampleType: .float32))
         let converted = directory.path("converted.wav")
         #expect(try CommandRunner.run(["convert", input, converted]).status == 0)
-        let (_, reference) = try ConvertCommandTests.readInt16(converted)
+        let reference = try AudioFiles.read(converted, as: Int16.self).samples
         #expect(floats.count == reference.count)
         #expect(floats == reference.map { Float($0) / 32768 }, "Int16 → Float32 is exact and nothing is lost or added")
     }
@@ -91,13 +79,13 @@ struct EncodeDecodeCommandTests {
 
         let mono = directory.path("mono.wav")
         #expect(try CommandRunner.run(["decode", input, "--out", mono]).status == 0)
-        let (monoFormat, monoSamples) = try Self.readFloats(mono)
+        let (monoFormat, monoSamples) = try AudioFiles.read(mono, as: Float.self)
         #expect(monoFormat == AudioFormat(sampleRate: 24_000, channelCount: 1, sampleType: .float32))
         #expect(monoSamples == tone.map { Float($0) / 32768 })
 
         let stereo = directory.path("stereo.wav")
         #expect(try CommandRunner.run(["decode", input, "--out", stereo, "--channels", "2", "--rate", "48000"]).status == 0)
-        let (stereoFormat, interleaved) = try Self.readFloats(stereo)
+        let (stereoFormat, interleaved) = try AudioFiles.read(stereo, as: Float.self)
         #expect(stereoFormat == AudioFormat(sampleRate: 48_000, channelCount: 2, sampleType: .float32))
         #expect(interleaved.count == 2 * 48_000)
         let left = stride(from: 0, to: interleaved.count, by: 2).map { interleaved[$0] }
@@ -140,7 +128,7 @@ struct EncodeDecodeCommandTests {
         #expect(errors[2].hasPrefix("line 6: audio.chunk \"data\" is not valid base64"))
         #expect(errors[3].hasPrefix("line 9: transcript field \"role\""))
         #expect(result.stderr.contains("avatar.pose") && result.stderr.contains("\"turn\""), "unknown types and extra fields are reported, not fatal")
-        let (_, samples) = try Self.readFloats(output)
+        let samples = try AudioFiles.read(output, as: Float.self).samples
         let expected = [Float](repeating: 1_000.0 / 32768, count: 2_400) + [Float](repeating: 2_000.0 / 32768, count: 2_400) + [Float](repeating: 3_000.0 / 32768, count: 2_400)
         #expect(samples == expected)
         #expect(result.stderr.contains("4 lines rejected"))
@@ -155,7 +143,7 @@ struct EncodeDecodeCommandTests {
         let output = directory.path("reply.wav")
         let result = try CommandRunner.run(["decode", input, "--out", output])
         #expect(result.status == 0, "\(result)")
-        let (_, samples) = try Self.readFloats(output)
+        let samples = try AudioFiles.read(output, as: Float.self).samples
         // The first reply keeps what played beyond the 60 ms pre-roll, then a 5 ms fade; the rest of it
         // is dropped; the second reply plays whole.
         #expect(samples.count == (4_800 - 1_440) + 120 + 4_800)
