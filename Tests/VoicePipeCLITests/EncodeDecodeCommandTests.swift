@@ -18,6 +18,13 @@ struct EncodeDecodeCommandTests {
         return samples
     }
 
+    /// An `audio.chunk` line carrying `samples` as base64 Int16 little-endian (built with Foundation,
+    /// independently of the library's encoder).
+    static func audioChunkLine(_ samples: some Collection<Int16>, sampleRate: Int = 24_000) -> String {
+        let bytes = samples.flatMap { [UInt8(truncatingIfNeeded: UInt16(bitPattern: $0)), UInt8(UInt16(bitPattern: $0) >> 8)] }
+        return #"{"type":"audio.chunk","data":"\#(Data(bytes).base64EncodedString())","sampleRate":\#(sampleRate)}"#
+    }
+
     @Test func encodeWritesExactAudioChunksWhoseDataIsWhatConvertWrites() throws {
         let directory = try TemporaryDirectory()
         let input = CommandRunner.sample("speech-44k1-stereo-s16.wav")
@@ -71,8 +78,7 @@ struct EncodeDecodeCommandTests {
         let directory = try TemporaryDirectory()
         let tone = Signals.int16(Signals.sine(frequency: 1_000, amplitude: 0.5, sampleRate: 24_000, frames: 24_000))
         let lines = stride(from: 0, to: tone.count, by: 480).map { start in
-            let bytes = tone[start..<min(start + 480, tone.count)].flatMap { [UInt8(truncatingIfNeeded: UInt16(bitPattern: $0)), UInt8(UInt16(bitPattern: $0) >> 8)] }
-            return #"{"type":"audio.chunk","data":"\#(Data(bytes).base64EncodedString())","sampleRate":24000}"#
+            Self.audioChunkLine(tone[start..<min(start + 480, tone.count)])
         }
         let input = directory.path("reply.jsonl")
         try (lines.joined(separator: "\n") + "\n").write(toFile: input, atomically: true, encoding: .utf8)
@@ -98,8 +104,7 @@ struct EncodeDecodeCommandTests {
     @Test func brokenLinesAreReportedAndEveryGoodChunkStillReachesTheFile() throws {
         let directory = try TemporaryDirectory()
         func chunk(_ value: Int16, count: Int) -> String {
-            let bytes = (0..<count).flatMap { _ in [UInt8(truncatingIfNeeded: UInt16(bitPattern: value)), UInt8(UInt16(bitPattern: value) >> 8)] }
-            return #"{"type":"audio.chunk","data":"\#(Data(bytes).base64EncodedString())","sampleRate":24000}"#
+            Self.audioChunkLine([Int16](repeating: value, count: count))
         }
         let lines = [
             #"{"type":"transcript","role":"assistant","text":"Your order ships tomorrow.","final":true}"#,
@@ -136,8 +141,7 @@ struct EncodeDecodeCommandTests {
 
     @Test func anInterruptionCutsWhatWasStillQueuedWithAFade() throws {
         let directory = try TemporaryDirectory()
-        let bytes = (0..<4_800).flatMap { _ in [UInt8(0x00), UInt8(0x40)] }
-        let chunk = #"{"type":"audio.chunk","data":"\#(Data(bytes).base64EncodedString())","sampleRate":24000}"#
+        let chunk = Self.audioChunkLine([Int16](repeating: 0x4000, count: 4_800))  // 0.5 as Float32
         let input = directory.path("interrupted.jsonl")
         try [chunk, #"{"type":"interruption"}"#, chunk].joined(separator: "\n").write(toFile: input, atomically: true, encoding: .utf8)
         let output = directory.path("reply.wav")
