@@ -65,8 +65,9 @@ struct QualityBenchmark {
     let sweepStep: Double
     let filter: (String) -> Bool
 
-    /// Streams `channels` (one array per input channel) through a fresh contender in chunks of
-    /// `chunkMilliseconds`, recording the output and the produced count after every chunk.
+    /// Streams `mono` (full scale 1.0, the same in every input channel, in the workload's format)
+    /// through a fresh contender in chunks of `chunkMilliseconds`, recording the output and the
+    /// produced count after every chunk.
     static func stream(_ spec: ContenderSpec, _ workload: Workload, mono: [Double], chunkMilliseconds: Int = 20, tap: Bool = true) -> OutputRecorder {
         let signal = InputSignal(workload: workload, mono: mono)
         defer { signal.release() }
