@@ -9,8 +9,10 @@ let package = Package(
         .library(name: "VoicePipeSession", targets: ["VoicePipeSession"]),
         .library(name: "VoicePipeClient", targets: ["VoicePipeClient"]),
         .executable(name: "voicepipe", targets: ["voicepipe"]),
-        // Per-thread heap allocation counting (interposes malloc) for tests and the benchmark package.
-        .library(name: "AllocationCounter", targets: ["CAllocationCounter"]),
+        // For tests and the benchmark package only, not for applications: signal generators, dB
+        // measurement, fakes, and a per-thread allocation counter that interposes malloc in
+        // whatever links it.
+        .library(name: "VoicePipeTestSupport", targets: ["VoicePipeTestSupport"]),
     ],
     targets: [
         // Formats, the format guard, DSP (with the kernel set chosen once for the CPU), the
@@ -50,8 +52,10 @@ let package = Package(
         // Counts heap allocations per thread (interposes malloc); linked only into tests and benchmarks.
         .target(name: "CAllocationCounter"),
 
-        // Signal generators and dB measurement shared by the test targets.
-        .target(name: "VoicePipeTestSupport", dependencies: ["VoicePipeCore", "CAllocationCounter"]),
+        // Signal generators, dB measurement, fakes, a whole-file reader and the allocation counter
+        // shared by the test targets and the benchmark package; the one target that links
+        // CAllocationCounter.
+        .target(name: "VoicePipeTestSupport", dependencies: ["VoicePipeCore", "VoicePipeIO", "CAllocationCounter"]),
 
         .testTarget(name: "VoicePipeCoreTests", dependencies: ["VoicePipeCore", "VoicePipeTestSupport"]),
         // CSndFile lets the tests write AIFF, FLAC and Ogg fixtures with libsndfile itself.

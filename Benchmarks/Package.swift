@@ -22,7 +22,8 @@ let package = Package(
             dependencies: [
                 .product(name: "VoicePipeCore", package: "VoicePipe"),
                 .product(name: "VoicePipeIO", package: "VoicePipe"),
-                .product(name: "AllocationCounter", package: "VoicePipe"),
+                // Signal generators, tone fits and the allocation counter: the tests' own maths.
+                .product(name: "VoicePipeTestSupport", package: "VoicePipe"),
                 "CSoxr", "CSpeexDSP", "CBenchSampleRate",
             ],
             // Swift 6 mode rejects plain references to C globals (stdout, stderr) and top-level

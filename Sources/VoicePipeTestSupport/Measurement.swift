@@ -86,6 +86,24 @@ public enum Measurement {
         return 2 * (re * re + im * im).squareRoot() / windowSum
     }
 
+    /// Samples `start ..< end` of `samples` as Double: an analysis window that skips a stream's
+    /// onset and tail. The bounds are clamped to what exists, so a short output gives a shorter
+    /// (possibly empty) window instead of a trap.
+    public static func window<T: BinaryFloatingPoint>(_ samples: [T], from start: Int, to end: Int) -> [Double] {
+        samples[clampedRange(count: samples.count, from: start, to: end)].map { Double($0) }
+    }
+
+    /// Samples `start ..< end` of Int16 `samples` at full scale 1.0 (x / 32768), clamped like
+    /// the floating-point overload.
+    public static func window(_ samples: [Int16], from start: Int, to end: Int) -> [Double] {
+        samples[clampedRange(count: samples.count, from: start, to: end)].map { Double($0) / 32768 }
+    }
+
+    private static func clampedRange(count: Int, from start: Int, to end: Int) -> Range<Int> {
+        let lower = min(max(start, 0), count)
+        return lower..<min(max(end, lower), count)
+    }
+
     /// Position of the largest |sample|, refined by a parabola through it and its neighbours.
     public static func peakPosition<S: Collection>(_ samples: S) -> Double where S.Element: BinaryFloatingPoint, S.Index == Int {
         let x = samples.map { Double($0) }

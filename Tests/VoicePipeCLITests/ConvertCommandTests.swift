@@ -13,19 +13,6 @@ struct ConvertCommandTests {
         ("speech-22k05-mono-s16.wav", 22_050, 64_209),
     ]
 
-    /// Reads a whole 16-bit file through the library.
-    static func readInt16(_ path: String) throws -> (AudioFormat, [Int16]) {
-        let reader = try AudioFileReader(path: path)
-        var all = [Int16]()
-        var buffer = [Int16](repeating: 0, count: 4_096 * reader.format.channelCount)
-        while true {
-            let frames = try buffer.withUnsafeMutableBufferPointer { try reader.read(into: $0) }
-            if frames == 0 { break }
-            all += buffer[0..<(frames * reader.format.channelCount)]
-        }
-        return (reader.format.audioFormat, all)
-    }
-
     @Test(arguments: samples)
     func convertsEverySampleToTheCaptureFormat(name: String, rate: Double, frames: Int) throws {
         let directory = try TemporaryDirectory()
@@ -33,7 +20,7 @@ struct ConvertCommandTests {
         let result = try CommandRunner.run(["convert", CommandRunner.sample(name), output])
         #expect(result.status == 0, "\(result)")
         let expectedFrames = Int((Double(frames) * 16_000 / rate).rounded())
-        let (format, samples) = try Self.readInt16(output)
+        let (format, samples) = try AudioFiles.read(output, as: Int16.self)
         #expect(format == AudioFormat.captureTarget)
         #expect(samples.count == expectedFrames)
         // One summary line: frames in and out, durations, peak, digital-silence frames.
@@ -57,8 +44,8 @@ struct ConvertCommandTests {
         let output = directory.path("out.wav")
         let input = CommandRunner.sample("speech-44k1-stereo-s16.wav")
         #expect(try CommandRunner.run(["convert", input, output, "--chunk-ms", "20"]).status == 0)
-        let (_, cli) = try Self.readInt16(output)
-        let (format, source) = try Self.readInt16(input)
+        let cli = try AudioFiles.read(output, as: Int16.self).samples
+        let (format, source) = try AudioFiles.read(input, as: Int16.self)
         // The CLI runs the fastest kernels this CPU has; so does this side.
         let resampler = try BuiltInResampler(inputRate: format.sampleRate, outputRate: 16_000, kernels: DSPKernels.best)
         let converter = try CaptureConverter(input: FormatGuard.validate(format), resampler: resampler)
@@ -74,7 +61,7 @@ struct ConvertCommandTests {
         let output = directory.path("out.wav")
         let result = try CommandRunner.run(["convert", CommandRunner.sample("speech-22k05-mono-s16.wav"), output, "--resampler", resampler])
         #expect(result.status == 0, "\(result)")
-        #expect(try Self.readInt16(output).1.count == Int((64_209.0 * 16_000 / 22_050).rounded()))
+        #expect(try AudioFiles.read(output, as: Int16.self).samples.count == Int((64_209.0 * 16_000 / 22_050).rounded()))
     }
 
     @Test func rawInputWithAnExplicitFormat() throws {
@@ -85,7 +72,7 @@ struct ConvertCommandTests {
         let output = directory.path("out.wav")
         let result = try CommandRunner.run(["convert", raw.path, output, "--raw", "48000:1:int16"])
         #expect(result.status == 0, "\(result)")
-        let (_, samples) = try Self.readInt16(output)
+        let samples = try AudioFiles.read(output, as: Int16.self).samples
         #expect(samples.count == 16_000)
         let fit = Measurement.fitTone(samples[1_000..<15_000].map { Double($0) / 32768 }, frequency: 1_000, sampleRate: 16_000)
         #expect(abs(Measurement.dB(fit.amplitude / 0.5)) < 0.1)
@@ -150,7 +137,7 @@ struct ConvertCommandTests {
         let result = try CommandRunner.run(["convert", truncated.path, output])
         #expect(result.status == 0, "\(result)")
         #expect(result.stderr.contains("truncated") && result.stderr.contains("20000") && result.stderr.contains("8000"))
-        #expect(try Self.readInt16(output).1 == present)
+        #expect(try AudioFiles.read(output, as: Int16.self).samples == present)
     }
 
     @Test func infoPrintsTheFormatAndTheGuardsVerdict() throws {

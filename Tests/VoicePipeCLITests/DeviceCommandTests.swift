@@ -19,10 +19,6 @@ struct DeviceCommandTests {
         return ["ALSA_CONFIG_PATH": path]
     }
 
-    static func int16Samples(_ path: String) throws -> [Int16] {
-        try ConvertCommandTests.readInt16(path).1
-    }
-
     /// 1.5 s of 48 kHz stereo Int16 speech-band signal, as a WAV and as the same raw bytes.
     static func stereoInput(in directory: TemporaryDirectory) throws -> (wav: String, raw: String, frames: Int) {
         let frames = 72_000
@@ -66,9 +62,9 @@ struct DeviceCommandTests {
         #expect(record.stderr.hasPrefix("recorded 1.500 s from 'vp_cap' (48000 Hz, stereo, Int16, interleaved) to '\(recorded)': 24000 frames at 16000 Hz;"), "\(record)")
         let convert = try CommandRunner.run(["convert", input.wav, converted])
         #expect(convert.status == 0, "\(convert)")
-        let fromDevice = try Self.int16Samples(recorded)
+        let fromDevice = try AudioFiles.read(recorded, as: Int16.self).samples
         #expect(fromDevice.count == 24_000)
-        #expect(fromDevice == (try Self.int16Samples(converted)))
+        #expect(fromDevice == (try AudioFiles.read(converted, as: Int16.self).samples))
     }
 
     @Test func recordingFramesGivesAudioChunksOfTheSameSamples() throws {
@@ -83,7 +79,7 @@ struct DeviceCommandTests {
         #expect(lines.allSatisfy { $0.hasPrefix("{\"type\":\"audio.chunk\",\"data\":\"") && $0.hasSuffix("\",\"sampleRate\":16000}") })
         let converted = directory.path("converted.wav")
         #expect(try CommandRunner.run(["convert", input.wav, converted]).status == 0)
-        #expect(try EncodeDecodeCommandTests.samples(fromJSONLines: record.stdout) == Self.int16Samples(converted))
+        #expect(try EncodeDecodeCommandTests.samples(fromJSONLines: record.stdout) == AudioFiles.read(converted, as: Int16.self).samples)
     }
 
     @Test func recordingTheNullDeviceIsReportedAsDigitalSilence() throws {
@@ -92,7 +88,7 @@ struct DeviceCommandTests {
         let record = try CommandRunner.run(["record", "--device", "null", "--seconds", "0.64", "--out", out])
         #expect(record.status == 0, "\(record)")
         #expect(record.stderr.hasSuffix("10240 frames at 16000 Hz; peak -inf dBFS; 20 of 20 frames digital silence\n"), "\(record)")
-        #expect(try Self.int16Samples(out) == [Int16](repeating: 0, count: 10_240))
+        #expect(try AudioFiles.read(out, as: Int16.self).samples == [Int16](repeating: 0, count: 10_240))
     }
 
     @Test func playWritesTheFileAsFloat32ToAFileBackedDevice() throws {
@@ -142,7 +138,7 @@ struct DeviceCommandTests {
         #expect(process.terminationStatus == 0, "\(stderr)")
         #expect(stderr.contains("recorded ") && stderr.contains(" from 'null' (8000 Hz, mono, Float32) to '\(out)'"), "\(stderr)")
         // A complete WAV: its header agrees with its data, all of it digital silence.
-        let samples = try Self.int16Samples(out)
+        let samples = try AudioFiles.read(out, as: Int16.self).samples
         #expect(!samples.isEmpty && samples.allSatisfy { $0 == 0 })
     }
 }

@@ -18,16 +18,11 @@ struct EncodeDecodeCommandTests {
         return samples
     }
 
-    static func readFloats(_ path: String) throws -> (AudioFormat, [Float]) {
-        let reader = try AudioFileReader(path: path)
-        var all = [Float]()
-        var buffer = [Float](repeating: 0, count: 4_096 * reader.format.channelCount)
-        while true {
-            let frames = try buffer.withUnsafeMutableBufferPointer { try reader.read(into: $0) }
-            if frames == 0 { break }
-            all += buffer[0..<(frames * reader.format.channelCount)]
-        }
-        return (reader.format.audioFormat, all)
+    /// An `audio.chunk` line carrying `samples` as base64 Int16 little-endian (built with Foundation,
+    /// independently of the library's encoder).
+    static func audioChunkLine(_ samples: some Collection<Int16>, sampleRate: Int = 24_000) -> String {
+        let bytes = samples.flatMap { [UInt8(truncatingIfNeeded: UInt16(bitPattern: $0)), UInt8(UInt16(bitPattern: $0) >> 8)] }
+        return #"{"type":"audio.chunk","data":"\#(Data(bytes).base64EncodedString())","sampleRate":\#(sampleRate)}"#
     }
 
     @Test func encodeWritesExactAudioChunksWhoseDataIsWhatConvertWrites() throws {
@@ -42,7 +37,7 @@ struct EncodeDecodeCommandTests {
         }
         let converted = directory.path("converted.wav")
         #expect(try CommandRunner.run(["convert", input, converted]).status == 0)
-        let (_, reference) = try ConvertCommandTests.readInt16(converted)
+        let reference = try AudioFiles.read(converted, as: Int16.self).samples
         #expect(try Self.samples(fromJSONLines: encoded.stdout) == reference)
         // The summary on stderr: chunks, duration, peaks, digital silence.
         #expect(encoded.stderr.contains("encoded \(lines.count) chunks (2.719 s at 16000 Hz) to standard output"), "\(encoded.stderr)")
@@ -70,11 +65,11 @@ struct EncodeDecodeCommandTests {
         let reply = directory.path("reply.wav")
         let decoded = try CommandRunner.run(["decode", chunks, "--out", reply, "--rate", "16000"])
         #expect(decoded.status == 0, "\(decoded)")
-        let (format, floats) = try Self.readFloats(reply)
+        let (format, floats) = try AudioFiles.read(reply, as: Float.self)
         #expect(format == AudioFormat(sampleRate: 16_000, channelCount: 1, sampleType: .float32))
         let converted = directory.path("converted.wav")
         #expect(try CommandRunner.run(["convert", input, converted]).status == 0)
-        let (_, reference) = try ConvertCommandTests.readInt16(converted)
+        let reference = try AudioFiles.read(converted, as: Int16.self).samples
         #expect(floats.count == reference.count)
         #expect(floats == reference.map { Float($0) / 32768 }, "Int16 → Float32 is exact and nothing is lost or added")
     }
@@ -83,21 +78,20 @@ struct EncodeDecodeCommandTests {
         let directory = try TemporaryDirectory()
         let tone = Signals.int16(Signals.sine(frequency: 1_000, amplitude: 0.5, sampleRate: 24_000, frames: 24_000))
         let lines = stride(from: 0, to: tone.count, by: 480).map { start in
-            let bytes = tone[start..<min(start + 480, tone.count)].flatMap { [UInt8(truncatingIfNeeded: UInt16(bitPattern: $0)), UInt8(UInt16(bitPattern: $0) >> 8)] }
-            return #"{"type":"audio.chunk","data":"\#(Data(bytes).base64EncodedString())","sampleRate":24000}"#
+            Self.audioChunkLine(tone[start..<min(start + 480, tone.count)])
         }
         let input = directory.path("reply.jsonl")
         try (lines.joined(separator: "\n") + "\n").write(toFile: input, atomically: true, encoding: .utf8)
 
         let mono = directory.path("mono.wav")
         #expect(try CommandRunner.run(["decode", input, "--out", mono]).status == 0)
-        let (monoFormat, monoSamples) = try Self.readFloats(mono)
+        let (monoFormat, monoSamples) = try AudioFiles.read(mono, as: Float.self)
         #expect(monoFormat == AudioFormat(sampleRate: 24_000, channelCount: 1, sampleType: .float32))
         #expect(monoSamples == tone.map { Float($0) / 32768 })
 
         let stereo = directory.path("stereo.wav")
         #expect(try CommandRunner.run(["decode", input, "--out", stereo, "--channels", "2", "--rate", "48000"]).status == 0)
-        let (stereoFormat, interleaved) = try Self.readFloats(stereo)
+        let (stereoFormat, interleaved) = try AudioFiles.read(stereo, as: Float.self)
         #expect(stereoFormat == AudioFormat(sampleRate: 48_000, channelCount: 2, sampleType: .float32))
         #expect(interleaved.count == 2 * 48_000)
         let left = stride(from: 0, to: interleaved.count, by: 2).map { interleaved[$0] }
@@ -110,8 +104,7 @@ struct EncodeDecodeCommandTests {
     @Test func brokenLinesAreReportedAndEveryGoodChunkStillReachesTheFile() throws {
         let directory = try TemporaryDirectory()
         func chunk(_ value: Int16, count: Int) -> String {
-            let bytes = (0..<count).flatMap { _ in [UInt8(truncatingIfNeeded: UInt16(bitPattern: value)), UInt8(UInt16(bitPattern: value) >> 8)] }
-            return #"{"type":"audio.chunk","data":"\#(Data(bytes).base64EncodedString())","sampleRate":24000}"#
+            Self.audioChunkLine([Int16](repeating: value, count: count))
         }
         let lines = [
             #"{"type":"transcript","role":"assistant","text":"Your order ships tomorrow.","final":true}"#,
@@ -140,7 +133,7 @@ struct EncodeDecodeCommandTests {
         #expect(errors[2].hasPrefix("line 6: audio.chunk \"data\" is not valid base64"))
         #expect(errors[3].hasPrefix("line 9: transcript field \"role\""))
         #expect(result.stderr.contains("avatar.pose") && result.stderr.contains("\"turn\""), "unknown types and extra fields are reported, not fatal")
-        let (_, samples) = try Self.readFloats(output)
+        let samples = try AudioFiles.read(output, as: Float.self).samples
         let expected = [Float](repeating: 1_000.0 / 32768, count: 2_400) + [Float](repeating: 2_000.0 / 32768, count: 2_400) + [Float](repeating: 3_000.0 / 32768, count: 2_400)
         #expect(samples == expected)
         #expect(result.stderr.contains("4 lines rejected"))
@@ -148,14 +141,13 @@ struct EncodeDecodeCommandTests {
 
     @Test func anInterruptionCutsWhatWasStillQueuedWithAFade() throws {
         let directory = try TemporaryDirectory()
-        let bytes = (0..<4_800).flatMap { _ in [UInt8(0x00), UInt8(0x40)] }
-        let chunk = #"{"type":"audio.chunk","data":"\#(Data(bytes).base64EncodedString())","sampleRate":24000}"#
+        let chunk = Self.audioChunkLine([Int16](repeating: 0x4000, count: 4_800))  // 0.5 as Float32
         let input = directory.path("interrupted.jsonl")
         try [chunk, #"{"type":"interruption"}"#, chunk].joined(separator: "\n").write(toFile: input, atomically: true, encoding: .utf8)
         let output = directory.path("reply.wav")
         let result = try CommandRunner.run(["decode", input, "--out", output])
         #expect(result.status == 0, "\(result)")
-        let (_, samples) = try Self.readFloats(output)
+        let samples = try AudioFiles.read(output, as: Float.self).samples
         // The first reply keeps what played beyond the 60 ms pre-roll, then a 5 ms fade; the rest of it
         // is dropped; the second reply plays whole.
         #expect(samples.count == (4_800 - 1_440) + 120 + 4_800)

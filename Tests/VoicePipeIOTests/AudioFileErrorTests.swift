@@ -123,12 +123,12 @@ struct AudioFileErrorTests {
 
         for bufferFrames in [1, 7, 400, 480, 4_096] {
             let reader = try AudioFileReader(path: path)
-            let (read, error) = Fixtures.readAll(reader, bufferFrames: bufferFrames, as: Int16.self)
+            let (read, error) = AudioFiles.readAll(reader, bufferFrames: bufferFrames, as: Int16.self)
             #expect(read == present, "buffer of \(bufferFrames) frames")
             #expect(error == .truncated(path: path, framesRead: 400, framesDeclared: 1_000))
             #expect(reader.framesRead == 400)
             // Every later read says the same.
-            #expect(Fixtures.readAll(reader, bufferFrames: bufferFrames, as: Int16.self).error == error)
+            #expect(AudioFiles.readAll(reader, bufferFrames: bufferFrames, as: Int16.self).error == error)
         }
     }
 
@@ -137,7 +137,7 @@ struct AudioFileErrorTests {
         let present = Signals.int16(Fixtures.signal(frames: 250, channels: 1, sampleRate: 8_000))
         let aiff = try directory.file("cut.aiff", Fixtures.aiff(
             rate80: Fixtures.extended80(8_000), channels: 1, declaredFrames: 600, payload: Fixtures.int16BE(present)))
-        let aiffRead = Fixtures.readAll(try AudioFileReader(path: aiff), bufferFrames: 64, as: Int16.self)
+        let aiffRead = AudioFiles.readAll(try AudioFileReader(path: aiff), bufferFrames: 64, as: Int16.self)
         #expect(aiffRead.samples == present)
         #expect(aiffRead.error == .truncated(path: aiff, framesRead: 250, framesDeclared: 600))
 
@@ -146,7 +146,7 @@ struct AudioFileErrorTests {
         try Fixtures.writeWithLibsndfile(rf64, format: Int32(SF_FORMAT_RF64 | SF_FORMAT_PCM_16), sampleRate: 16_000, channels: 2, samples: full)
         let headerBytes = try Fixtures.fileSize(rf64) - full.count * 2
         try Fixtures.truncate(rf64, to: headerBytes + 1_000 * 4 + 3)  // 1000 whole frames and a partial one
-        let rf64Read = Fixtures.readAll(try AudioFileReader(path: rf64), bufferFrames: 480, as: Int16.self)
+        let rf64Read = AudioFiles.readAll(try AudioFileReader(path: rf64), bufferFrames: 480, as: Int16.self)
         #expect(rf64Read.samples == Array(full[0..<2_000]))
         #expect(rf64Read.error == .truncated(path: rf64, framesRead: 1_000, framesDeclared: 4_000))
     }
@@ -169,7 +169,7 @@ struct AudioFileErrorTests {
         let path = try Self.damagedFLAC(directory, "decoder-error.flac", samples: samples, offset: { _ in 20_000 }, count: 50)
 
         let reader = try AudioFileReader(path: path)
-        let (read, error) = Fixtures.readAll(reader, bufferFrames: 1_000, as: Int16.self)
+        let (read, error) = AudioFiles.readAll(reader, bufferFrames: 1_000, as: Int16.self)
         guard case .corrupt(path, let code) = error else {
             Issue.record("expected corrupt, got \(String(describing: error))")
             return
@@ -181,7 +181,7 @@ struct AudioFileErrorTests {
         // What was delivered before the damage is the original audio.
         #expect(read.prefix(2_000) == samples.prefix(2_000))
         // Every later read says the same.
-        #expect(Fixtures.readAll(reader, bufferFrames: 1_000, as: Int16.self).error == error)
+        #expect(AudioFiles.readAll(reader, bufferFrames: 1_000, as: Int16.self).error == error)
     }
 
     @Test func flacThatEndsEarlyIsTruncatedOrCorrupt() throws {
@@ -192,7 +192,7 @@ struct AudioFileErrorTests {
 
         let reader = try AudioFileReader(path: path)
         #expect(reader.info.declaredFrameCount == 40_000)
-        let (read, error) = Fixtures.readAll(reader, bufferFrames: 1_000, as: Int16.self)
+        let (read, error) = AudioFiles.readAll(reader, bufferFrames: 1_000, as: Int16.self)
         #expect(reader.framesRead < 40_000)
         #expect(read.count == reader.framesRead * 2)
         #expect(read.prefix(2_000) == samples.prefix(2_000))
@@ -256,7 +256,7 @@ struct AudioFileErrorTests {
             return
         }
         #expect(reader.framesRead == 0)
-        #expect(Fixtures.readAll(reader, bufferFrames: 2, as: Int16.self).samples == [1, 2, 3, 4])
+        #expect(AudioFiles.readAll(reader, bufferFrames: 2, as: Int16.self).samples == [1, 2, 3, 4])
     }
 
     // MARK: Writing

@@ -21,7 +21,7 @@ struct AudioFileFormatTests {
         #expect(info.declaredFrameCount == 999)
 
         let reader = try AudioFileReader(path: path)
-        let read = Fixtures.readAll(reader, bufferFrames: 7, as: Int16.self)
+        let read = AudioFiles.readAll(reader, bufferFrames: 7, as: Int16.self)
         #expect(read.error == nil)
         #expect(read.samples == samples)
     }
@@ -37,7 +37,7 @@ struct AudioFileFormatTests {
         let reader = try AudioFileReader(path: path)
         #expect(reader.info.encoding == "Signed 24 bit PCM")
         #expect(reader.format.audioFormat == AudioFormat(sampleRate: 96_000, channelCount: 1, sampleType: .int32, isInterleaved: true))
-        let read = Fixtures.readAll(reader, bufferFrames: 480, as: Int32.self)
+        let read = AudioFiles.readAll(reader, bufferFrames: 480, as: Int32.self)
         #expect(read.error == nil)
         #expect(read.samples == samples)
     }
@@ -56,7 +56,7 @@ struct AudioFileFormatTests {
         #expect(info.declaredFrameCount == 20_000)
 
         for bufferFrames in [1, 7, 4096] {
-            let read = Fixtures.readAll(try AudioFileReader(path: path), bufferFrames: bufferFrames, as: Int16.self)
+            let read = AudioFiles.readAll(try AudioFileReader(path: path), bufferFrames: bufferFrames, as: Int16.self)
             #expect(read.error == nil)
             #expect(read.samples == samples)
         }
@@ -71,7 +71,7 @@ struct AudioFileFormatTests {
         let reader = try AudioFileReader(path: path)
         #expect(reader.info.encoding == "Signed 24 bit PCM")
         #expect(reader.format.sampleType == .int32)
-        #expect(Fixtures.readAll(reader, bufferFrames: 1_000, as: Int32.self).samples == samples)
+        #expect(AudioFiles.readAll(reader, bufferFrames: 1_000, as: Int32.self).samples == samples)
     }
 
     @Test func oggVorbisDecodesToFloatCloseToTheOriginal() throws {
@@ -87,7 +87,7 @@ struct AudioFileFormatTests {
         #expect(reader.info.container == "OGG")
         #expect(reader.info.encoding == "Vorbis")
         #expect(reader.format.audioFormat == AudioFormat(sampleRate: rate, channelCount: 2, sampleType: .float32, isInterleaved: true))
-        let read = Fixtures.readAll(reader, bufferFrames: 480, as: Float.self)
+        let read = AudioFiles.readAll(reader, bufferFrames: 480, as: Float.self)
         #expect(read.error == nil)
         #expect(read.samples.count == frames * 2)
 
@@ -115,7 +115,7 @@ struct AudioFileFormatTests {
         try Fixtures.writeWithLibsndfile(deepPath, format: Int32(SF_FORMAT_WAV | SF_FORMAT_PCM_24), sampleRate: 48_000, channels: 2, samples: deep)
         let deepReader = try AudioFileReader(path: deepPath)
         #expect(deepReader.format.sampleType == .int32)
-        #expect(Fixtures.readAll(deepReader, bufferFrames: 2, as: Int32.self).samples == deep)
+        #expect(AudioFiles.readAll(deepReader, bufferFrames: 2, as: Int32.self).samples == deep)
 
         // 32-bit PCM → Int32.
         let widePath = directory.path("pcm32.wav")
@@ -123,7 +123,7 @@ struct AudioFileFormatTests {
         try Fixtures.writeWithLibsndfile(widePath, format: Int32(SF_FORMAT_WAV | SF_FORMAT_PCM_32), sampleRate: 48_000, channels: 1, samples: wide)
         let wideReader = try AudioFileReader(path: widePath)
         #expect(wideReader.info.encoding == "Signed 32 bit PCM")
-        #expect(Fixtures.readAll(wideReader, bufferFrames: 4, as: Int32.self).samples == wide)
+        #expect(AudioFiles.readAll(wideReader, bufferFrames: 4, as: Int32.self).samples == wide)
 
         // Double → Float64, bit for bit.
         let doublePath = directory.path("double.wav")
@@ -132,21 +132,21 @@ struct AudioFileFormatTests {
         let doubleReader = try AudioFileReader(path: doublePath)
         #expect(doubleReader.info.encoding == "64 bit float")
         #expect(doubleReader.format.sampleType == .float64)
-        #expect(Fixtures.readAll(doubleReader, bufferFrames: 3, as: Double.self).samples.map(\.bitPattern) == doubles.map(\.bitPattern))
+        #expect(AudioFiles.readAll(doubleReader, bufferFrames: 3, as: Double.self).samples.map(\.bitPattern) == doubles.map(\.bitPattern))
 
         // Unsigned 8-bit and µ-law → Int16.
         let bytePath = try directory.file("u8.wav", Fixtures.wav(sampleRate: 8_000, channels: 1, bitsPerSample: 8, payload: [128, 255, 0, 129]))
         let byteReader = try AudioFileReader(path: bytePath)
         #expect(byteReader.info.encoding == "Unsigned 8 bit PCM")
         #expect(byteReader.format.sampleType == .int16)
-        #expect(Fixtures.readAll(byteReader, bufferFrames: 16, as: Int16.self).samples == [0, 127 << 8, -128 << 8, 1 << 8])
+        #expect(AudioFiles.readAll(byteReader, bufferFrames: 16, as: Int16.self).samples == [0, 127 << 8, -128 << 8, 1 << 8])
 
         let ulawPath = directory.path("ulaw.wav")
         try Fixtures.writeWithLibsndfile(ulawPath, format: Int32(SF_FORMAT_WAV | SF_FORMAT_ULAW), sampleRate: 8_000, channels: 1, samples: [Int16](repeating: 0, count: 80))
         let ulawReader = try AudioFileReader(path: ulawPath)
         #expect(ulawReader.info.encoding == "U-Law")
         #expect(ulawReader.format.sampleType == .int16)
-        #expect(Fixtures.readAll(ulawReader, bufferFrames: 16, as: Int16.self).samples.count == 80)
+        #expect(AudioFiles.readAll(ulawReader, bufferFrames: 16, as: Int16.self).samples.count == 80)
     }
 
     @Test func waveFormatExtensibleIsReadLikeWAV() throws {
@@ -158,7 +158,7 @@ struct AudioFileFormatTests {
         #expect(reader.info.container == "WAVEX")
         #expect(reader.format.audioFormat == AudioFormat(sampleRate: 32_000, channelCount: 2, sampleType: .int16, isInterleaved: true))
         #expect(reader.info.declaredFrameCount == 300)
-        #expect(Fixtures.readAll(reader, bufferFrames: 64, as: Int16.self).samples == samples)
+        #expect(AudioFiles.readAll(reader, bufferFrames: 64, as: Int16.self).samples == samples)
     }
 
     @Test func rawFilesReadWithTheirExplicitFormat() throws {
@@ -173,7 +173,7 @@ struct AudioFileFormatTests {
         #expect(int16Reader.info.frameCount == 1_000)
         #expect(int16Reader.info.declaredFrameCount == nil)
         #expect(int16Reader.format.audioFormat == AudioFormat(sampleRate: 16_000, channelCount: 2, sampleType: .int16, isInterleaved: true))
-        let int16Read = Fixtures.readAll(int16Reader, bufferFrames: 7, as: Int16.self)
+        let int16Read = AudioFiles.readAll(int16Reader, bufferFrames: 7, as: Int16.self)
         #expect(int16Read.error == nil)
         #expect(int16Read.samples == int16Samples)
 
@@ -183,18 +183,18 @@ struct AudioFileFormatTests {
         let floatReader = try AudioFileReader(path: floatPath, rawFormat: AudioFormat(sampleRate: 24_000, channelCount: 1, sampleType: .float32, isInterleaved: false))
         #expect(floatReader.info.encoding == "32 bit float")
         #expect(floatReader.format.isInterleaved && floatReader.info.format.isInterleaved)
-        #expect(Fixtures.readAll(floatReader, bufferFrames: 100, as: Float.self).samples.map(\.bitPattern) == floats.map(\.bitPattern))
+        #expect(AudioFiles.readAll(floatReader, bufferFrames: 100, as: Float.self).samples.map(\.bitPattern) == floats.map(\.bitPattern))
 
         let ints: [Int32] = [.min, -1, 0, 1, .max, 0x0102_0304]
         let intPath = try directory.file("wide.s32", Fixtures.littleEndianBytes(ints))
         let intReader = try AudioFileReader(path: intPath, rawFormat: AudioFormat(sampleRate: 8_000, channelCount: 3, sampleType: .int32))
-        #expect(Fixtures.readAll(intReader, bufferFrames: 1, as: Int32.self).samples == ints)
+        #expect(AudioFiles.readAll(intReader, bufferFrames: 1, as: Int32.self).samples == ints)
 
         let doubles: [Double] = [0.5, -0.25, 1e-10, -1]
         let doublePath = try directory.file("exact.f64", Fixtures.littleEndianBytes(doubles))
         let doubleReader = try AudioFileReader(path: doublePath, rawFormat: AudioFormat(sampleRate: 192_000, channelCount: 2, sampleType: .float64))
         #expect(doubleReader.info.encoding == "64 bit float")
-        #expect(Fixtures.readAll(doubleReader, bufferFrames: 3, as: Double.self).samples == doubles)
+        #expect(AudioFiles.readAll(doubleReader, bufferFrames: 3, as: Double.self).samples == doubles)
     }
 
     @Test func rf64IsReadWithItsDeclaredLength() throws {
@@ -205,6 +205,6 @@ struct AudioFileFormatTests {
         let reader = try AudioFileReader(path: path)
         #expect(reader.info.container == "RF64")
         #expect(reader.info.declaredFrameCount == 2_000)
-        #expect(Fixtures.readAll(reader, bufferFrames: 480, as: Int16.self).samples == samples)
+        #expect(AudioFiles.readAll(reader, bufferFrames: 480, as: Int16.self).samples == samples)
     }
 }

@@ -37,12 +37,12 @@ struct AudioFileRoundTripTests {
 
         for bufferFrames in Self.bufferSizes + [frames] {
             let reader = try AudioFileReader(path: path)
-            let (read, error) = Fixtures.readAll(reader, bufferFrames: bufferFrames, as: Int16.self)
+            let (read, error) = AudioFiles.readAll(reader, bufferFrames: bufferFrames, as: Int16.self)
             #expect(error == nil)
             #expect(read == samples, "buffer of \(bufferFrames) frames")
             #expect(reader.framesRead == frames)
             // The end is sticky and quiet.
-            let again = Fixtures.readAll(reader, bufferFrames: bufferFrames, as: Int16.self)
+            let again = AudioFiles.readAll(reader, bufferFrames: bufferFrames, as: Int16.self)
             #expect(again.samples.isEmpty && again.error == nil)
         }
     }
@@ -69,7 +69,7 @@ struct AudioFileRoundTripTests {
 
         for bufferFrames in Self.bufferSizes + [frames] {
             let reader = try AudioFileReader(path: path)
-            let (read, error) = Fixtures.readAll(reader, bufferFrames: bufferFrames, as: Float.self)
+            let (read, error) = AudioFiles.readAll(reader, bufferFrames: bufferFrames, as: Float.self)
             #expect(error == nil)
             #expect(read.map(\.bitPattern) == samples.map(\.bitPattern), "buffer of \(bufferFrames) frames")
             #expect(reader.framesRead == frames)
@@ -84,7 +84,7 @@ struct AudioFileRoundTripTests {
         let int16Writer = try AudioFileWriter(path: int16Path, sampleRate: 8_000, channelCount: 1, encoding: .int16)
         try floats.withUnsafeBufferPointer { try int16Writer.write($0) }
         try int16Writer.close()
-        let int16Read = Fixtures.readAll(try AudioFileReader(path: int16Path), bufferFrames: 64, as: Int16.self)
+        let int16Read = AudioFiles.readAll(try AudioFileReader(path: int16Path), bufferFrames: 64, as: Int16.self)
         #expect(int16Read.samples == floats.map(SampleConversion.int16))
         #expect(int16Read.samples == [0, 16384, -16384, 32767, -32768, 32767, -32768, 0, 32767, 2, 2, 8192])
 
@@ -94,7 +94,7 @@ struct AudioFileRoundTripTests {
         let floatWriter = try AudioFileWriter(path: floatPath, sampleRate: 8_000, channelCount: 2, encoding: .float32)
         try ints.withUnsafeBufferPointer { try floatWriter.write($0) }
         try floatWriter.close()
-        let floatRead = Fixtures.readAll(try AudioFileReader(path: floatPath), bufferFrames: 1, as: Float.self)
+        let floatRead = AudioFiles.readAll(try AudioFileReader(path: floatPath), bufferFrames: 1, as: Float.self)
         #expect(floatRead.samples == ints.map(SampleConversion.float))
     }
 
@@ -106,7 +106,7 @@ struct AudioFileRoundTripTests {
         try samples.withUnsafeBufferPointer { try writer.write($0) }
         try writer.close()
         #expect(writer.framesWritten == 30_001)
-        let read = Fixtures.readAll(try AudioFileReader(path: path), bufferFrames: 4096, as: Int16.self)
+        let read = AudioFiles.readAll(try AudioFileReader(path: path), bufferFrames: 4096, as: Int16.self)
         #expect(read.samples == samples.map(SampleConversion.int16))
     }
 
@@ -173,7 +173,7 @@ struct AudioFileRoundTripTests {
         }
         #expect(closedReason.contains("closed"))
         #expect(writer.framesWritten == 1)
-        #expect(Fixtures.readAll(try AudioFileReader(path: path), bufferFrames: 8, as: Int16.self).samples == [5, 6])
+        #expect(AudioFiles.readAll(try AudioFileReader(path: path), bufferFrames: 8, as: Int16.self).samples == [5, 6])
     }
 
     @Test func aWriterReleasedWithoutCloseStillFinishesTheHeader() throws {
@@ -187,7 +187,7 @@ struct AudioFileRoundTripTests {
         let info = try AudioFileReader.inspect(path: path)
         #expect(info.frameCount == 1_000)
         #expect(info.declaredFrameCount == 1_000)
-        #expect(Fixtures.readAll(try AudioFileReader(path: path), bufferFrames: 100, as: Int16.self).samples == samples)
+        #expect(AudioFiles.readAll(try AudioFileReader(path: path), bufferFrames: 100, as: Int16.self).samples == samples)
     }
 
     @Test func readersAndWritersReleaseTheirFileDescriptors() throws {

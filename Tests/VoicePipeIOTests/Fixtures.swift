@@ -154,26 +154,7 @@ enum Fixtures {
         return (attributes[.size] as? NSNumber)?.intValue ?? -1
     }
 
-    // MARK: Reading
-
-    /// Reads the whole file with a buffer of `bufferFrames` frames, returning the samples and the error
-    /// that ended the read (nil for a clean end).
-    static func readAll<T: PCMSample & Numeric>(_ reader: AudioFileReader, bufferFrames: Int, as type: T.Type = T.self) -> (samples: [T], error: AudioFileError?) {
-        let channels = reader.format.channelCount
-        var buffer = [T](repeating: 0, count: bufferFrames * channels)
-        var out = [T]()
-        while true {
-            do throws(AudioFileError) {
-                let frames = try buffer.withUnsafeMutableBufferPointer { pointer throws(AudioFileError) in
-                    try reader.read(into: pointer)
-                }
-                if frames == 0 { return (out, nil) }
-                out += buffer[0..<(frames * channels)]
-            } catch {
-                return (out, error)
-            }
-        }
-    }
+    // MARK: Signals
 
     /// A reproducible interleaved test signal at full-scale 1.0: a tone per channel plus a little noise.
     static func signal(frames: Int, channels: Int, sampleRate: Double, seed: UInt64 = 1) -> [Double] {

@@ -1,6 +1,7 @@
 import Glibc
 import VoicePipeCore
 import VoicePipeIO
+import VoicePipeTestSupport
 
 /// Whole-job figures for one side of the end-to-end comparison.
 struct EndToEndSide: Codable {
@@ -39,7 +40,9 @@ enum EndToEndBenchmark {
             progress.say("end to end: sox not found (run scripts/install-peers); skipped")
             return nil
         }
-        let input = "\(cacheDirectory)/e2e-48k-stereo-f32-\(audioSeconds)s-v1.wav"
+        // v2: the program signal's noise comes from VoicePipeTestSupport's SplitMix64 (v1: a private
+        // linear congruential generator), so a file cached by an older build is not reused.
+        let input = "\(cacheDirectory)/e2e-48k-stereo-f32-\(audioSeconds)s-v2.wav"
         if access(input, R_OK) != 0 {
             progress.say("end to end: writing \(audioSeconds) s 48 kHz stereo Float32 WAV to \(input) (once)")
             writeInputFile(path: input, seconds: audioSeconds)
@@ -142,10 +145,10 @@ enum EndToEndBenchmark {
         let rate = 48_000
         let blockSeconds = min(seconds, 60)
         let frames = blockSeconds * rate
-        let left = Signals.program(rate: rate, frames: frames, channel: 0)
-        let right = Signals.program(rate: rate, frames: frames, channel: 1)
+        let left = Signals.program(sampleRate: Double(rate), frames: frames, channel: 0)
+        let right = Signals.program(sampleRate: Double(rate), frames: frames, channel: 1)
         var block = [Float](repeating: 0, count: 2 * frames)
-        for f in 0..<frames { block[2 * f] = left[f]; block[2 * f + 1] = right[f] }
+        for f in 0..<frames { block[2 * f] = Float(left[f]); block[2 * f + 1] = Float(right[f]) }
         let totalFrames = seconds * rate
         let dataBytes = totalFrames * 8
         var header: [UInt8] = []

@@ -1,6 +1,6 @@
-import CAllocationCounter
 import Foundation
 import VoicePipeCore
+import VoicePipeTestSupport
 
 /// One kernel cell's figures.
 struct KernelRow: Codable {
@@ -76,7 +76,7 @@ final class KernelBenchmark {
         // (in the last-level cache or just past it), and a buffer ten times that (main memory).
         let longSamples = Int(signalSeconds * 24_000)
         let chunkSamples = 480
-        let program = Signals.program(rate: 24_000, frames: longSamples, channel: 0)
+        let program = Signals.program(sampleRate: 24_000, frames: longSamples, channel: 0).map(Float.init)
         let largeSamples = longSamples * 10
         let int16Playback = buffer(Int16.self, largeSamples)
         for i in 0..<largeSamples { int16Playback[i] = Int16(clamping: Int((program[i % longSamples] * 32768).rounded())) }
@@ -85,7 +85,7 @@ final class KernelBenchmark {
 
         let captureSamples = Int(signalSeconds * 16_000)
         let frameSamples = 320
-        let capture = Signals.program(rate: 16_000, frames: captureSamples, channel: 1)
+        let capture = Signals.program(sampleRate: 16_000, frames: captureSamples, channel: 1).map(Float.init)
         let floatCapture = buffer(Float.self, captureSamples * 10)
         for i in 0..<captureSamples * 10 { floatCapture[i] = capture[i % captureSamples] }
         let int16Capture = buffer(Int16.self, captureSamples * 10)
@@ -149,7 +149,7 @@ final class KernelBenchmark {
         }
 
         // Base64: VoicePipe (buffer API and String/array API) against Foundation.
-        var generator = LinearCongruential(seed: 64)
+        var generator = SplitMix64(seed: 64)
         for (label, size) in [("640B", 640), ("1MiB", 1 << 20)] {
             let bytes = (0..<size).map { _ in UInt8(truncatingIfNeeded: generator.next() >> 33) }
             let data = Data(bytes)
@@ -257,9 +257,7 @@ final class KernelBenchmark {
             let samples = kase.samplesPerOperation.map { Double($0 * kase.operationsPerPass) / cpu.median }
             // Allocations per operation, counted over a batch after the timed repetitions.
             let batch = min(kase.operationsPerPass, 1_000)
-            vp_allocations_begin()
-            kase.run(batch)
-            let allocations = vp_allocations_end()
+            let allocations = countAllocations { kase.run(batch) }
             return KernelRow(
                 name: kase.name, kernel: kase.kernel, implementation: kase.implementation, data: kase.data,
                 bytesPerOperation: kase.bytesPerOperation, operationsPerPass: kase.operationsPerPass,

@@ -1,4 +1,5 @@
 import Glibc
+import VoicePipeTestSupport
 
 /// A level at a frequency (dB).
 struct LevelAt: Codable {
@@ -64,9 +65,10 @@ struct QualityBenchmark {
     let sweepStep: Double
     let filter: (String) -> Bool
 
-    /// Streams `channels` (one array per input channel) through a fresh contender in chunks of
-    /// `chunkMilliseconds`, recording the output and the produced count after every chunk.
-    static func stream(_ spec: ContenderSpec, _ workload: Workload, mono: [Float], chunkMilliseconds: Int = 20, tap: Bool = true) -> OutputRecorder {
+    /// Streams `mono` (full scale 1.0, the same in every input channel, in the workload's format)
+    /// through a fresh contender in chunks of `chunkMilliseconds`, recording the output and the
+    /// produced count after every chunk.
+    static func stream(_ spec: ContenderSpec, _ workload: Workload, mono: [Double], chunkMilliseconds: Int = 20, tap: Bool = true) -> OutputRecorder {
         let signal = InputSignal(workload: workload, mono: mono)
         defer { signal.release() }
         let maxChunk = workload.chunkFrames(milliseconds: Workload.chunkMilliseconds.max()!)
@@ -106,53 +108,59 @@ struct QualityBenchmark {
                               analysisWindow: "SINAD: 0.5–2.5 s of output of a 3 s tone; tone levels: 0.25–1.25 s of output of 1.5 s tones; response: 0.2–0.4 s of output of 0.6 s tones; all streamed in 20 ms chunks")
     }
 
+    /// A sine of `frequency` Hz at `dBFS` peak, `frames` long at the workload's input rate.
+    static func tone(_ workload: Workload, frames: Int, frequency: Double, dBFS: Double, phase: Double = 0) -> [Double] {
+        Signals.sine(frequency: frequency, amplitude: Signals.amplitude(dBFS: dBFS), sampleRate: Double(workload.inputRate), frames: frames, phase: phase)
+    }
+
     static func measure(_ spec: ContenderSpec, _ workload: Workload) -> StreamQuality {
         let inRate = workload.inputRate, outRate = Double(workload.outputRate)
         let capture = !workload.isPlayback
 
         // SINAD, and the image for upsampling workloads.
-        let tone = Signals.tone(rate: inRate, frames: 3 * inRate, frequency: toneFrequency, dBFS: -1)
+        let tone = Self.tone(workload, frames: 3 * inRate, frequency: toneFrequency, dBFS: -1)
         let run20 = stream(spec, workload, mono: tone)
         let start = Int(0.5 * outRate), end = Int(2.5 * outRate)
-        let floatWindow = Analysis.window(run20.float, from: start, to: end)
-        let sinad = capture ? Analysis.sinad(Analysis.window(run20.int16, from: start, to: end), rate: outRate, frequency: toneFrequency)
-                            : Analysis.sinad(floatWindow, rate: outRate, frequency: toneFrequency)
-        let sinadFloat = capture ? Analysis.sinad(floatWindow, rate: outRate, frequency: toneFrequency) : nil
+        let floatWindow = Measurement.window(run20.float, from: start, to: end)
+        let floatFit = Measurement.fitTone(floatWindow, frequency: toneFrequency, sampleRate: outRate)
+        let sinad = capture ? Measurement.fitTone(Measurement.window(run20.int16, from: start, to: end), frequency: toneFrequency, sampleRate: outRate).sinad
+                            : floatFit.sinad
+        let sinadFloat = capture ? floatFit.sinad : nil
 
         var outOfBand: [LevelAt] = []
         if workload.outputRate > workload.inputRate {
             let image = Double(workload.inputRate) - toneFrequency
-            let fit = Analysis.fit(floatWindow, rate: outRate, frequencies: [toneFrequency, image])
-            outOfBand = [LevelAt(frequency: image, dB: Analysis.decibels(fit.amplitudes[1] / fit.amplitudes[0]))]
+            let fits = Measurement.fitTones(floatWindow, frequencies: [toneFrequency, image], sampleRate: outRate)
+            outOfBand = [LevelAt(frequency: image, dB: Measurement.dB(fits[1].amplitude / fits[0].amplitude))]
         } else {
             for frequency in aliasFrequencies where frequency < Double(inRate) / 2 {
                 var power = 0.0
                 for phase in [0.0, Double.pi / 2] {
-                    let input = Signals.tone(rate: inRate, frames: 3 * inRate / 2, frequency: frequency, dBFS: -1, phase: phase)
+                    let input = Self.tone(workload, frames: 3 * inRate / 2, frequency: frequency, dBFS: -1, phase: phase)
                     let output = stream(spec, workload, mono: input).float
-                    let rms = Analysis.rms(Analysis.window(output, from: Int(0.25 * outRate), to: Int(1.25 * outRate)))
+                    let rms = Measurement.rms(Measurement.window(output, from: Int(0.25 * outRate), to: Int(1.25 * outRate)))
                     power += rms * rms / 2
                 }
-                let inputRMS = Decibel.amplitude(dB: -1) / 2.0.squareRoot()
-                outOfBand.append(LevelAt(frequency: frequency, dB: power > 0 ? 10 * Decibel.log10(power / (inputRMS * inputRMS)) : -.infinity))
+                let inputRMS = Signals.amplitude(dBFS: -1) / 2.0.squareRoot()
+                outOfBand.append(LevelAt(frequency: frequency, dB: power > 0 ? 10 * log10(power / (inputRMS * inputRMS)) : -.infinity))
             }
         }
 
         var passband: [LevelAt] = []
         if workload.id == Workload.c1.id {
             for frequency in passbandFrequencies {
-                let input = Signals.tone(rate: inRate, frames: 3 * inRate / 2, frequency: frequency, dBFS: -6)
+                let input = Self.tone(workload, frames: 3 * inRate / 2, frequency: frequency, dBFS: -6)
                 let output = stream(spec, workload, mono: input).float
-                let fit = Analysis.fit(Analysis.window(output, from: Int(0.25 * outRate), to: Int(1.25 * outRate)), rate: outRate, frequencies: [frequency])
-                passband.append(LevelAt(frequency: frequency, dB: Analysis.decibels(fit.amplitudes[0] / Decibel.amplitude(dB: -6))))
+                let fit = Measurement.fitTone(Measurement.window(output, from: Int(0.25 * outRate), to: Int(1.25 * outRate)), frequency: frequency, sampleRate: outRate)
+                passband.append(LevelAt(frequency: frequency, dB: Measurement.dB(fit.amplitude / Signals.amplitude(dBFS: -6))))
             }
         }
 
         // Delay from a band-limited pulse at 1.0 s; holdback from the counts after each chunk.
-        let pulse = Signals.pulse(rate: inRate, frames: 2 * inRate, centre: inRate, cutoff: 2_000, amplitude: 0.5)
+        let pulse = Signals.bandLimitedPulse(at: 1, bandwidth: 2_000, amplitude: 0.5, sampleRate: Double(inRate), frames: 2 * inRate)
         let pulseRun = stream(spec, workload, mono: pulse)
-        let pulseOutput = capture ? pulseRun.int16.map { Double($0) / 32768 } : pulseRun.float.map(Double.init)
-        let delay = Analysis.peakPosition(pulseOutput) - outRate
+        let peak = capture ? Measurement.peakPosition(Measurement.window(pulseRun.int16, from: 0, to: pulseRun.int16.count)) : Measurement.peakPosition(pulseRun.float)
+        let delay = peak - outRate
         let chunkFrames = workload.chunkFrames(milliseconds: 20)
         var holdbacks: [Double] = []
         for (k, produced) in pulseRun.producedAfterChunk.enumerated() where Double((k + 1) * chunkFrames) >= 0.5 * Double(inRate) {
@@ -193,20 +201,14 @@ struct QualityBenchmark {
             frequencies.append(f)
             f += sweepStep
         }
-        let inputRMS = Decibel.amplitude(dB: -1) / 2.0.squareRoot()
+        let inputRMS = Signals.amplitude(dBFS: -1) / 2.0.squareRoot()
         let gains = frequencies.map { frequency -> Double in
-            let input = Signals.tone(rate: inRate, frames: inRate * 6 / 10, frequency: frequency, dBFS: -1, phase: 0.3)
+            let input = Self.tone(workload, frames: inRate * 6 / 10, frequency: frequency, dBFS: -1, phase: 0.3)
             let output = Self.stream(spec, workload, mono: input).float
-            let rms = Analysis.rms(Analysis.window(output, from: Int(0.2 * outRate), to: Int(0.4 * outRate)))
-            return Analysis.decibels(rms / inputRMS)
+            let rms = Measurement.rms(Measurement.window(output, from: Int(0.2 * outRate), to: Int(0.4 * outRate)))
+            return Measurement.dB(rms / inputRMS)
         }
         return ResponseCurve(contender: spec.name, family: spec.family.rawValue, frequencies: frequencies, gainDB: gains)
     }
-}
-
-/// dB helpers (Glibc's log10/pow under names that read well here).
-enum Decibel {
-    static func amplitude(dB: Double) -> Double { Glibc.pow(10, dB / 20) }
-    static func log10(_ x: Double) -> Double { Glibc.log10(x) }
 }
 

@@ -79,7 +79,7 @@ enum Report {
         func line(_ s: String = "") { out += s + "\n" }
         line("## 1. Streaming throughput")
         line()
-        line("One instance per cell streams the signal chunk by chunk with state carried across chunks; creation is not timed. **xRT** = seconds of audio per CPU second, median (min–max). **Msa/s** = million input frames per CPU second at the median (20 ms chunks). **vs soxr HQ** and **vs memcpy** = median speed over that cell's median speed at the same workload and chunk size (10 / 20 / 100 ms). VoicePipe C1–C3 is the whole `CaptureConverter` fed raw bytes of the input format: downmix, resampling, frame assembly (frames as long as the chunk), Int16 conversion and a peak meter per frame. The peers get the same surrounding work as the C harness: input → mono Float32 → resample → Int16 (round, clip); P1: Int16 → Float32 → resample (VoicePipe: `PlaybackConverter(outputRate: 48000)`). The signal is \(Format.seconds(r.settings.throughputSignalSeconds)) of tones plus noise at about −12 dBFS unless the row says otherwise.")
+        line("One instance per cell streams the signal chunk by chunk with state carried across chunks; creation is not timed. **xRT** = seconds of audio per CPU second, median (min–max). **Msa/s** = million input frames per CPU second at the median (20 ms chunks). **vs soxr HQ** and **vs memcpy** = median speed over that cell's median speed at the same workload and chunk size (10 / 20 / 100 ms). VoicePipe C1–C3 is the whole `CaptureConverter` fed raw bytes of the input format: downmix, resampling, frame assembly (frames as long as the chunk), Int16 conversion and a peak meter per frame. The peers get the same surrounding work as the C harness: input → mono Float32 → resample → Int16 (round, clip); P1: Int16 → Float32 → resample (VoicePipe: `PlaybackConverter(outputRate: 48000)`). The signal is \(Format.seconds(r.settings.throughputSignalSeconds)) of tones plus noise at about −18.5 dBFS RMS (peaks near −6.5 dBFS) unless the row says otherwise.")
         let wallRatios = r.throughput.map(\.wallOverCPU).sorted()
         if !wallRatios.isEmpty {
             line()
@@ -111,7 +111,7 @@ enum Report {
         func line(_ s: String = "") { out += s + "\n" }
         line("### Heap allocations per chunk in steady state")
         line()
-        line("Counted on the benchmark thread by the root package's `AllocationCounter` (interposed malloc/calloc/realloc/memalign) over up to \(r.allocations.map(\.chunks).max() ?? 0) chunks of each cell's stream, after its timed repetitions; shown as 10 / 20 / 100 ms chunks.")
+        line("Counted on the benchmark thread by `VoicePipeTestSupport`'s allocation counter (the tests' own; interposed malloc/calloc/realloc/memalign) over up to \(r.allocations.map(\.chunks).max() ?? 0) chunks of each cell's stream, after its timed repetitions; shown as 10 / 20 / 100 ms chunks.")
         line()
         let workloads = Workload.all.filter { w in r.allocations.contains { $0.workload == w.id } }
         line("| contender | " + workloads.map(\.id).joined(separator: " | ") + " |")
@@ -210,7 +210,7 @@ enum Report {
         line()
         line("### Latency and chunking invariance")
         line()
-        line("**delay** = position of a band-limited pulse (Hann-windowed sinc, 2 kHz) in the output minus its ideal position, in output samples: how late the signal appears *in* the stream. **holdback** = ideal output count minus the count the resampling stage has produced, after each 20 ms chunk past the first 0.5 s (min..max; for VoicePipe capture this is `CaptureConverter.outputSamples`, before frame assembly, which holds back up to one frame more by design). **latency** = delay + holdback max, in ms. **chunks** = largest difference in Int16 LSB between the outputs streamed in 10 or 100 ms chunks and in 20 ms chunks (P1: Float32 × 32768); 0 = output does not depend on chunking.")
+        line("**delay** = position of a band-limited pulse (Blackman-windowed sinc, 2 kHz, ±4 ms) in the output minus its ideal position, in output samples: how late the signal appears *in* the stream. **holdback** = ideal output count minus the count the resampling stage has produced, after each 20 ms chunk past the first 0.5 s (min..max; for VoicePipe capture this is `CaptureConverter.outputSamples`, before frame assembly, which holds back up to one frame more by design). **latency** = delay + holdback max, in ms. **chunks** = largest difference in Int16 LSB between the outputs streamed in 10 or 100 ms chunks and in 20 ms chunks (P1: Float32 × 32768); 0 = output does not depend on chunking.")
         line()
         let ids = ["C1", "C2", "C3", "P1"].filter { id in q.rows.contains { find($0, id) != nil } }
         line("| contender | " + ids.map { "\($0) delay | \($0) holdback | \($0) latency (ms)" }.joined(separator: " | ") + " | chunks " + ids.joined(separator: "/") + " |")

@@ -1,4 +1,4 @@
-import CAllocationCounter
+import VoicePipeTestSupport
 
 /// One throughput cell's figures (a row cell of the throughput tables).
 struct ThroughputRow: Codable {
@@ -59,7 +59,7 @@ final class ThroughputBenchmark {
                 .filter { filter(Self.cellName(workload, $0.0, $0.1)) }
             guard !wanted.isEmpty else { continue }
             let frames = Int(signalSeconds * Double(workload.inputRate))
-            let channels = (0..<workload.channels).map { Signals.program(rate: workload.inputRate, frames: frames, channel: $0) }
+            let channels = (0..<workload.channels).map { Signals.program(sampleRate: Double(workload.inputRate), frames: frames, channel: $0) }
             let signal = InputSignal(workload: workload, channels: channels)
             signals.append(signal)
             let maxChunk = workload.chunkFrames(milliseconds: Workload.chunkMilliseconds.max()!)
@@ -133,9 +133,7 @@ final class ThroughputBenchmark {
         cells.map { cell in
             let chunks = min(maxChunks, cell.input.count / cell.chunkBytes)
             let input = UnsafeRawBufferPointer(rebasing: cell.input[0..<(chunks * cell.chunkBytes)])
-            vp_allocations_begin()
-            Self.stream(input, chunkBytes: cell.chunkBytes, through: cell.contender)
-            let count = vp_allocations_end()
+            let count = countAllocations { Self.stream(input, chunkBytes: cell.chunkBytes, through: cell.contender) }
             return AllocationRow(workload: cell.workload.id, contender: cell.spec.name, chunkMilliseconds: cell.chunkMilliseconds,
                                  chunks: chunks, allocations: count, perChunk: Double(count) / Double(max(chunks, 1)))
         }

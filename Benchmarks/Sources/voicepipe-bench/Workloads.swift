@@ -39,16 +39,18 @@ struct Workload: Hashable {
     static let chunkMilliseconds = [10, 20, 100]
 }
 
-/// Input bytes in a workload's format, built from per-channel Float signals.
+/// Input bytes in a workload's format, built from per-channel signals (VoicePipeTestSupport's
+/// generators).
 struct InputSignal {
     let workload: Workload
     let frames: Int
     /// Interleaved samples in the workload's format, native byte order.
     let bytes: UnsafeMutableRawBufferPointer
 
-    /// Encodes `channels` (one array per channel, full scale 1.0) in the workload's format;
-    /// Int16 rounds to nearest with saturation (like any 16-bit recorder).
-    init(workload: Workload, channels: [[Float]]) {
+    /// Encodes `channels` (one array per channel, full scale 1.0) in the workload's format: each
+    /// sample becomes a Float first; Int16 then rounds to nearest with saturation (like any 16-bit
+    /// recorder).
+    init(workload: Workload, channels: [[Double]]) {
         precondition(channels.count == workload.channels)
         self.workload = workload
         frames = channels[0].count
@@ -57,15 +59,15 @@ struct InputSignal {
         switch workload.format {
         case .float32:
             let out = bytes.bindMemory(to: Float.self)
-            for c in 0..<count { for f in 0..<frames { out[f * count + c] = channels[c][f] } }
+            for c in 0..<count { for f in 0..<frames { out[f * count + c] = Float(channels[c][f]) } }
         case .int16:
             let out = bytes.bindMemory(to: Int16.self)
-            for c in 0..<count { for f in 0..<frames { out[f * count + c] = Int16(clamping: Int((channels[c][f] * 32768).rounded())) } }
+            for c in 0..<count { for f in 0..<frames { out[f * count + c] = Int16(clamping: Int((Float(channels[c][f]) * 32768).rounded())) } }
         }
     }
 
     /// The same signal in every channel.
-    init(workload: Workload, mono: [Float]) {
+    init(workload: Workload, mono: [Double]) {
         self.init(workload: workload, channels: Array(repeating: mono, count: workload.channels))
     }
 
@@ -75,61 +77,4 @@ struct InputSignal {
     func prefix(frames count: Int) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(rebasing: bytes[0..<(min(count, frames) * workload.bytesPerFrame)])
     }
-}
-
-/// Deterministic test signals.
-enum Signals {
-    /// The throughput signal: speech-band tones whose levels wander, plus white noise, about
-    /// −12 dBFS RMS, different in each channel; never silent, never clipping, no denormals.
-    static func program(rate: Int, frames: Int, channel: Int) -> [Float] {
-        var generator = LinearCongruential(seed: 0x5EED + UInt64(channel))
-        let r = Double(rate)
-        let partials: [(Double, Double)] = [(180, 0.20), (440, 0.12), (1_250, 0.08), (2_900, 0.05), (5_100, 0.03)]
-        var out = [Float](repeating: 0, count: frames)
-        for n in 0..<frames {
-            let t = Double(n) / r
-            let envelope = 0.6 + 0.4 * sin(2 * .pi * (0.7 + 0.2 * Double(channel)) * t)
-            var value = 0.0
-            for (k, partial) in partials.enumerated() {
-                value += partial.1 * sin(2 * .pi * partial.0 * t + Double(k + channel))
-            }
-            value = value * envelope + 0.02 * (generator.nextUnit() - 0.5)
-            out[n] = Float(value)
-        }
-        return out
-    }
-
-    /// A sine of `frequency` Hz at `dBFS` peak (full scale 1.0) and starting `phase` radians.
-    static func tone(rate: Int, frames: Int, frequency: Double, dBFS: Double, phase: Double = 0) -> [Float] {
-        let amplitude = pow(10, dBFS / 20)
-        let step = 2 * Double.pi * frequency / Double(rate)
-        return (0..<frames).map { Float(amplitude * sin(step * Double($0) + phase)) }
-    }
-
-    /// A band-limited pulse: a Hann-windowed sinc with cutoff `cutoff` Hz, half-width 4 ms, peak
-    /// `amplitude`, centred on frame `centre`.
-    static func pulse(rate: Int, frames: Int, centre: Int, cutoff: Double, amplitude: Double) -> [Float] {
-        var out = [Float](repeating: 0, count: frames)
-        let halfWidth = Int(0.004 * Double(rate))
-        let wc = 2 * cutoff / Double(rate)
-        for k in -halfWidth...halfWidth where centre + k >= 0 && centre + k < frames {
-            let x = Double(k)
-            let sinc = k == 0 ? 1 : sin(.pi * wc * x) / (.pi * wc * x)
-            let window = 0.5 + 0.5 * cos(.pi * x / Double(halfWidth + 1))
-            out[centre + k] = Float(amplitude * sinc * window)
-        }
-        return out
-    }
-}
-
-/// A small deterministic generator (Knuth's MMIX constants).
-struct LinearCongruential {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        return state
-    }
-    /// Uniform in [0, 1).
-    mutating func nextUnit() -> Double { Double(next() >> 11) * 0x1p-53 }
 }
