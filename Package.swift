@@ -29,7 +29,7 @@ let package = Package(
         .target(name: "VoicePipeIO", dependencies: ["VoicePipeCore", "CSampleRate", "CSndFile", "CALSA", "CVoicePipeKernels"]),
 
         // The wire protocol (every message type), and later the session layer and its transports.
-        .target(name: "VoicePipeSession", dependencies: ["VoicePipeCore", "VoicePipeIO"]),
+        .target(name: "VoicePipeSession", dependencies: ["VoicePipeCore"]),
 
         // The command-line tool: argument handling over the modules above.
         .executableTarget(name: "voicepipe", dependencies: ["VoicePipeCore", "VoicePipeIO", "VoicePipeSession"]),
