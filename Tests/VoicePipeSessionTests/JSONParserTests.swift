@@ -13,13 +13,67 @@ struct JSONParserTests {
         #expect(try JSONParser.parse("\"café ☕\"") == .string("café ☕"))
     }
 
-    @Test func keepsKeyOrderAndLastDuplicate() throws {
-        guard case .object(let object) = try JSONParser.parse(#"{"z":1,"a":2,"z":3}"#) else {
+    @Test func keepsKeyOrder() throws {
+        guard case .object(let object) = try JSONParser.parse(#"{"z":1,"a":2,"m":{"y":3,"b":4}}"#) else {
             Issue.record("not an object")
             return
         }
-        #expect(object.keys == ["z", "a"])
-        #expect(object["z"] == .integer(3))
+        #expect(object.keys == ["z", "a", "m"])
+        #expect(object["m"] == .object(["y": .integer(3), "b": .integer(4)]))
+    }
+
+    /// A repeated key is an error naming the key, at the offset of its second opening quote.
+    @Test(arguments: [
+        (#"{"z":1,"a":2,"z":3}"#, 13, #"the object repeats the key "z" at byte 13"#),
+        (#"{"z":1,"\u007a":2}"#, 7, #"the object repeats the key "z" at byte 7"#),
+        (#"{ "a" : 1 , "a" : 1 }"#, 12, #"the object repeats the key "a" at byte 12"#),
+        (#"[{"a":{"b":1,"b":2}}]"#, 13, #"the object repeats the key "b" at byte 13"#),
+        (#"{"line\nbreak":1,"line\nbreak":2}"#, 17, #"the object repeats the key "line\nbreak" at byte 17"#),
+    ])
+    func refusesARepeatedKeyNamingItAndItsOffset(text: String, offset: Int, description: String) {
+        do {
+            _ = try JSONParser.parse(text)
+            Issue.record("accepted \(text)")
+        } catch {
+            #expect(error.offset == offset, "\(text)")
+            #expect(error.description == description)
+        }
+    }
+
+    @Test func theSameKeyInDifferentObjectsIsNoRepeat() throws {
+        let value = try JSONParser.parse(#"{"a":{"a":1},"b":[{"a":2},{"a":3}]}"#)
+        #expect(value == .object(["a": .object(["a": .integer(1)]), "b": .array([.object(["a": .integer(2)]), .object(["a": .integer(3)])])]))
+    }
+
+    /// Past the size where objects get an index: every key kept in order, a late repeat of an early
+    /// key found at its offset, and a long key cut short in the message.
+    @Test func largeObjectsKeepOrderAndRefuseRepeats() throws {
+        let fields = (0..<60_000).map { #""f\#($0)":\#($0)"# }
+        let text = "{" + fields.joined(separator: ",") + "}"
+        guard case .object(let object) = try JSONParser.parse(text) else {
+            Issue.record("not an object")
+            return
+        }
+        #expect(object.keys == (0..<60_000).map { "f\($0)" })
+        #expect(object["f59999"] == .integer(59_999))
+        #expect(object.index(forKey: "f12345") == 12_345)
+
+        let repeated = "{" + fields.joined(separator: ",") + #","f17":0}"#
+        do {
+            _ = try JSONParser.parse(repeated)
+            Issue.record("accepted a repeat")
+        } catch {
+            #expect(error.offset == text.utf8.count)
+            #expect(error.reason == #"the object repeats the key "f17""#)
+        }
+
+        let long = String(repeating: "k", count: 100)
+        do {
+            _ = try JSONParser.parse(#"{"\#(long)":1,"\#(long)":2}"#)
+            Issue.record("accepted a repeat")
+        } catch {
+            #expect(error.description == #"the object repeats the key ""# + String(repeating: "k", count: 40) + #""… at byte 106"#)
+        }
     }
 
     @Test func integersStayIntegers() throws {

@@ -80,6 +80,62 @@ struct WireCodecTests {
         #expect(chunkWithExtra.extras == ["seq": .integer(3)])
     }
 
+    /// The hostile line: 60 000 unknown fields, every one kept as an extra, in order, and written
+    /// back as it came; the message's own fields may stand anywhere among them.
+    @Test func sixtyThousandUnknownFieldsAreAllKeptInOrder() throws {
+        let names = (0..<60_000).map { "f\($0)" }
+        let unknown = names.map { #""\#($0)":0"# }
+        let text = #"{"type":"transcript","role":"user","text":"hi","final":true,"# + unknown.joined(separator: ",") + "}"
+        let envelope = try WireCodec.decode(text)
+        #expect(envelope.message == .transcript(role: .user, text: "hi", isFinal: true))
+        #expect(envelope.extras.keys == names)
+        #expect(envelope.extras.entries.allSatisfy { $0.value == .integer(0) })
+        #expect(envelope.extras.index(forKey: "f59999") == 59_999)
+        #expect(WireCodec.encode(envelope) == text)
+
+        let scattered = "{" + unknown[0..<20_000].joined(separator: ",") + #","text":"hi","# + unknown[20_000..<40_000].joined(separator: ",")
+            + #","role":"assistant","# + unknown[40_000...].joined(separator: ",") + #","type":"transcript"}"#
+        let other = try WireCodec.decode(scattered)
+        #expect(other.message == .transcript(role: .assistant, text: "hi", isFinal: false))
+        #expect(other.extras.keys == names)
+
+        let chunk = try WireCodec.decode(#"{"type":"audio.chunk","data":"AQI=","sampleRate":24000,"# + unknown.joined(separator: ",") + "}")
+        #expect(chunk.message == .audioChunk(AudioChunk(sampleRate: 24_000, samples: [0x0201])))
+        #expect(chunk.extras.keys == names)
+
+        let pose = try WireCodec.decode(#"{"# + unknown[..<30_000].joined(separator: ",") + #","type":"avatar.pose","# + unknown[30_000...].joined(separator: ",") + "}")
+        guard case .unknown(let type, let fields) = pose.message else {
+            Issue.record("not kept as an unknown type")
+            return
+        }
+        #expect(type == "avatar.pose")
+        #expect(fields.keys == names)
+    }
+
+    /// A repeated key is refused by the JSON parser, audio.chunk included (its fast path leaves
+    /// repeats to the general path), with the key and the repeat's offset.
+    @Test func repeatedKeysAreRefusedWithTheirOffset() {
+        let cases = [
+            (#"{"type":"audio.chunk","data":"AQI=","data":"AQI=","sampleRate":24000}"#, 36, "data"),
+            (#"{"type":"audio.chunk","data":"AQI=","sampleRate":24000,"sampleRate":16000}"#, 55, "sampleRate"),
+            (#"{"type":"transcript","role":"user","text":"a","text":"b"}"#, 46, "text"),
+            (#"{"type":"transcript","type":"debug","message":"x"}"#, 21, "type"),
+        ]
+        for (text, offset, key) in cases {
+            do {
+                _ = try WireCodec.decode(text)
+                Issue.record("accepted \(text)")
+            } catch {
+                guard case .notJSON(let syntax) = error else {
+                    Issue.record("\(text): \(error)")
+                    continue
+                }
+                #expect(syntax.offset == offset, "\(text)")
+                #expect(error.description == "not JSON: the object repeats the key \"\(key)\" at byte \(offset)")
+            }
+        }
+    }
+
     @Test func optionalFieldsMayBeAbsentOrNull() throws {
         #expect(try WireCodec.decode(#"{"type":"transcript","role":"assistant","text":"..."}"#).message == .transcript(role: .assistant, text: "...", isFinal: false))
         #expect(try WireCodec.decode(#"{"type":"session.ended"}"#).message == .sessionEnded(reason: nil))

@@ -8,8 +8,15 @@ public struct JSONSyntaxError: Error, Sendable, Hashable, CustomStringConvertibl
 /// A strict RFC 8259 JSON parser over UTF-8 bytes.
 ///
 /// Strict: one value surrounded only by JSON whitespace; no comments, trailing commas, NaN or
-/// single quotes; strings must be valid UTF-8 with valid escapes. Nesting is limited (default 128)
-/// so hostile input cannot exhaust the stack. Never traps.
+/// single quotes; strings must be valid UTF-8 with valid escapes. A key appears at most once in
+/// an object: RFC 8259 leaves repeated keys to each implementation, and taking the first or the
+/// last silently would let two readers of one message disagree, so a repeat is a
+/// ``JSONSyntaxError`` naming the key, at the offset of the repeated key's opening quote
+/// (`{"z":1,"a":2,"z":3}` fails with "the object repeats the key "z" at byte 13"); the repeat is
+/// noticed once its value is read, so an error inside that value is the one reported. Keys are
+/// compared unescaped, so `"\u007a"` repeats `"z"`. Nesting is limited (default 128) so hostile
+/// input cannot exhaust the stack. Time is linear in the length of the text, however many keys an
+/// object has. Never traps.
 public struct JSONParser {
     private let bytes: UnsafeRawBufferPointer
     private var position = 0
@@ -84,12 +91,15 @@ public struct JSONParser {
         while true {
             skipWhitespace()
             guard current == UInt8(ascii: "\"") else { throw error("expected a string key in the object") }
+            let keyOffset = position
             let key = try parseString()
             skipWhitespace()
-            guard current == UInt8(ascii: ":") else { throw error("expected ':' after the key \"\(key)\"") }
+            guard current == UInt8(ascii: ":") else { throw error("expected ':' after the key \(Self.quoted(key))") }
             position += 1
             skipWhitespace()
-            object[key] = try parseValue(depth: depth)
+            guard object.insertNew(key, try parseValue(depth: depth)) else {
+                throw error("the object repeats the key \(Self.quoted(key))", at: keyOffset)
+            }
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","): position += 1
@@ -243,6 +253,13 @@ public struct JSONParser {
             position += 1
         }
         return value
+    }
+
+    /// A key as JSON text for an error message: escaped (so it stays on one line) and cut after
+    /// 40 characters.
+    static func quoted(_ key: String) -> String {
+        let shown = key.prefix(40)
+        return JSONWriter.string(.string(String(shown))) + (shown.count < key.count ? "…" : "")
     }
 
     private static func printable(_ byte: UInt8) -> String {
