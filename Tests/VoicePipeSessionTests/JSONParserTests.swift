@@ -81,6 +81,11 @@ struct JSONParserTests {
         #expect(try JSONParser.parse("-0") == .integer(0))
         #expect(try JSONParser.parse("1.0") == .number(1))
         #expect(try JSONParser.parse("99999999999999999999") == .number(1e20))
+        #expect(try JSONParser.parse("-999999999999999999") == .integer(-999_999_999_999_999_999))
+        #expect(try JSONParser.parse("9223372036854775807") == .integer(.max))
+        #expect(try JSONParser.parse("-9223372036854775808") == .integer(.min))
+        #expect(try JSONParser.parse("9223372036854775808") == .number(9_223_372_036_854_775_808))
+        #expect(try JSONParser.parse("[0,-0,7,-12,1e2]") == .array([.integer(0), .integer(0), .integer(7), .integer(-12), .number(100)]))
     }
 
     @Test(arguments: [
@@ -100,6 +105,24 @@ struct JSONParserTests {
     @Test func rejectsInvalidUTF8() {
         let bytes: [UInt8] = [0x22, 0xC3, 0x28, 0x22]
         #expect(throws: JSONSyntaxError.self) { try bytes.withUnsafeBytes { try JSONParser.parse($0) } }
+        // The offset is where the run of text holding the bad byte starts, with or without escapes.
+        for (bytes, offset) in [([0x5B, 0x22, 0x61, 0x80, 0x22, 0x5D], 2), ([0x22, 0x5C, 0x6E, 0x61, 0xFF, 0x22], 3)] as [([UInt8], Int)] {
+            let result = bytes.withUnsafeBytes { raw in Result { () throws(JSONSyntaxError) in try JSONParser.parse(raw) } }
+            guard case .failure(let error) = result else {
+                Issue.record("accepted \(bytes)")
+                continue
+            }
+            #expect(error.offset == offset)
+            #expect(error.reason == "a string is not valid UTF-8")
+        }
+    }
+
+    @Test func stringsWithAndWithoutEscapesReadTheSame() throws {
+        for text in ["", "plain ascii", "café ☕ 😀", String(repeating: "long ", count: 10_000)] {
+            let escaped = text.split(separator: "a", omittingEmptySubsequences: false).joined(separator: #"\u0061"#)
+            #expect(try JSONParser.parse("\"\(text)\"") == .string(text))
+            #expect(try JSONParser.parse("\"\(escaped)\"") == .string(text))
+        }
     }
 
     @Test func deepNestingIsRefusedNotAStackOverflow() {

@@ -158,6 +158,13 @@ public struct JSONParser {
             if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { position += 1 }
             guard skipDigits() > 0 else { throw error("a number needs digits in its exponent") }
         }
+        // Up to 18 digits always fit in Int: summed here without making a String.
+        let digits = bytes[start] == UInt8(ascii: "-") ? position - start - 1 : position - start
+        if isInteger && digits <= 18 {
+            var magnitude = 0
+            for offset in (position - digits)..<position { magnitude = magnitude * 10 + Int(bytes[offset] - UInt8(ascii: "0")) }
+            return .integer(bytes[start] == UInt8(ascii: "-") ? -magnitude : magnitude)
+        }
         let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
         if isInteger, let integer = Int(text) {
             return .integer(integer)
@@ -178,6 +185,7 @@ public struct JSONParser {
         position += 1
         var scalars = String.UnicodeScalarView()
         var runStart = position
+        var isASCII = true
         func flushRun(_ end: Int) throws(JSONSyntaxError) {
             guard end > runStart else { return }
             let run = UnsafeRawBufferPointer(rebasing: bytes[runStart..<end])
@@ -189,6 +197,20 @@ public struct JSONParser {
         while true {
             guard let byte = current else { throw error("the text ends inside a string that starts", at: start) }
             switch byte {
+            case UInt8(ascii: "\"") where runStart == start + 1:
+                // No escapes (most strings, every key of a wire message): one copy, validated
+                // unless every byte was ASCII (which is valid UTF-8 as it stands).
+                let run = UnsafeRawBufferPointer(rebasing: bytes[runStart..<position])
+                let text: String
+                if isASCII {
+                    text = String(decoding: run, as: UTF8.self)
+                } else if let valid = String(validating: run, as: UTF8.self) {
+                    text = valid
+                } else {
+                    throw JSONSyntaxError(offset: runStart, reason: "a string is not valid UTF-8")
+                }
+                position += 1
+                return text
             case UInt8(ascii: "\""):
                 try flushRun(position)
                 position += 1
@@ -200,6 +222,9 @@ public struct JSONParser {
                 runStart = position
             case 0..<0x20:
                 throw error("a control character must be escaped inside a string")
+            case 0x80...:
+                isASCII = false
+                position += 1
             default:
                 position += 1
             }
