@@ -94,11 +94,11 @@ public struct JSONParser {
             let keyOffset = position
             let key = try parseString()
             skipWhitespace()
-            guard current == UInt8(ascii: ":") else { throw error("expected ':' after the key \(Self.quoted(key))") }
+            guard current == UInt8(ascii: ":") else { throw error("expected ':' after the key \(JSONWriter.quoted(key))") }
             position += 1
             skipWhitespace()
             guard object.insertNew(key, try parseValue(depth: depth)) else {
-                throw error("the object repeats the key \(Self.quoted(key))", at: keyOffset)
+                throw error("the object repeats the key \(JSONWriter.quoted(key))", at: keyOffset)
             }
             skipWhitespace()
             switch current {
@@ -278,13 +278,6 @@ public struct JSONParser {
             position += 1
         }
         return value
-    }
-
-    /// A key as JSON text for an error message: escaped (so it stays on one line) and cut after
-    /// 40 characters.
-    static func quoted(_ key: String) -> String {
-        let shown = key.prefix(40)
-        return JSONWriter.string(.string(String(shown))) + (shown.count < key.count ? "…" : "")
     }
 
     private static func printable(_ byte: UInt8) -> String {
