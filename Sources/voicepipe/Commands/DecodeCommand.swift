@@ -49,7 +49,7 @@ struct DecodeCommand: Command {
         var lineNumber = 0
         var rejected = 0
         var chunks = 0
-        var reportedExtras = Set<String>()
+        var notes = UnknownContentNotes()
         do {
             while let line = try lines.next() {
                 lineNumber += 1
@@ -71,8 +71,8 @@ struct DecodeCommand: Command {
                     Console.error("line \(lineNumber): \(error)")
                     continue
                 }
-                for key in envelope.extras.keys where reportedExtras.insert("\(envelope.message.type).\(key)").inserted {
-                    Console.error("note: line \(lineNumber): \(envelope.message.type) carries a field \"\(key)\" this version does not know (kept, ignored)")
+                if let note = notes.note(for: envelope) {
+                    Console.error("note: line \(lineNumber): \(note)")
                 }
                 switch envelope.message {
                 case .audioChunk(let chunk):
@@ -84,10 +84,6 @@ struct DecodeCommand: Command {
                     print("\(role.rawValue)\(isFinal ? "" : " (partial)"): \(text)")
                 case .infoMessage(let markdown):
                     print(markdown)
-                case .unknown(let type, _):
-                    if reportedExtras.insert("type:\(type)").inserted {
-                        Console.error("note: line \(lineNumber): message type \"\(type)\" is not known to this version (kept, ignored)")
-                    }
                 default:
                     break
                 }
