@@ -22,6 +22,7 @@ let package = Package(
             dependencies: [
                 .product(name: "VoicePipeCore", package: "VoicePipe"),
                 .product(name: "VoicePipeIO", package: "VoicePipe"),
+                .product(name: "VoicePipeSession", package: "VoicePipe"),
                 .product(name: "AllocationCounter", package: "VoicePipe"),
                 "CSoxr", "CSpeexDSP", "CBenchSampleRate",
             ],
