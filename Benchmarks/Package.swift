@@ -24,6 +24,7 @@ let package = Package(
                 .product(name: "VoicePipeIO", package: "VoicePipe"),
                 // Signal generators, tone fits and the allocation counter: the tests' own maths.
                 .product(name: "VoicePipeTestSupport", package: "VoicePipe"),
+                .product(name: "VoicePipeSession", package: "VoicePipe"),
                 "CSoxr", "CSpeexDSP", "CBenchSampleRate",
             ],
             // Swift 6 mode rejects plain references to C globals (stdout, stderr) and top-level

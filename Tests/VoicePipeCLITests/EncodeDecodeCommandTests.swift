@@ -112,7 +112,7 @@ struct EncodeDecodeCommandTests {
             "this is not json",
             chunk(2_000, count: 2_400),
             #"{"type":"audio.chunk","data":"AQ==","sampleRate":24000}"#,
-            #"{"type":"audio.chunk","data":"A*==","sampleRate":24000}"#,
+            #"{"type":"audio.chunk","data":"A*A=","sampleRate":24000}"#,
             "",
             #"{"type":"info.message","markdown":"**Tracking:** 1Z999"}"#,
             #"{"type":"transcript","role":"robot","text":"x"}"#,
@@ -129,8 +129,8 @@ struct EncodeDecodeCommandTests {
         let errors = result.stderr.split(separator: "\n").filter { $0.hasPrefix("line ") }
         #expect(errors.count == 4, "\(result.stderr)")
         #expect(errors[0].hasPrefix("line 3: not JSON"))
-        #expect(errors[1] == "line 5: audio.chunk \"data\" holds 1 bytes; Int16 audio needs an even number")
-        #expect(errors[2].hasPrefix("line 6: audio.chunk \"data\" is not valid base64"))
+        #expect(errors[1] == "line 5: the audio.chunk data decodes to 1 bytes; 16-bit audio needs an even number")
+        #expect(errors[2].hasPrefix("line 6: the audio.chunk data is not valid base64: byte 0x2A ('*') at offset 1"))
         #expect(errors[3].hasPrefix("line 9: transcript field \"role\""))
         #expect(result.stderr.contains("avatar.pose") && result.stderr.contains("\"turn\""), "unknown types and extra fields are reported, not fatal")
         let samples = try AudioFiles.read(output, as: Float.self).samples

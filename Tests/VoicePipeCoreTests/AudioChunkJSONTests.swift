@@ -372,6 +372,65 @@ struct AudioChunkJSONTests {
         #expect(AudioChunkError.badSampleRate("-1").description.contains("is -1"))
     }
 
+    // MARK: The general path's primitives
+
+    @Test func encodeDataIsTheDataTheFastPathWrites() {
+        var rng = SplitMix64(seed: 11)
+        for count in [0, 1, 2, 3, 383, 384, 385, 4_800] {
+            let samples = Self.randomSamples(count, &rng)
+            let data = samples.withUnsafeBufferPointer { AudioChunkJSON.encodeData($0) }
+            #expect(Self.encode(samples, sampleRate: 24_000) == Self.message(data: data, sampleRate: "24000"), "count \(count)")
+        }
+        #expect([0, 1, -1, 32767, -32768].withUnsafeBufferPointer { AudioChunkJSON.encodeData($0) } == "AAABAP///38AgA==")
+    }
+
+    @Test func decodeDataReadsWhatTheFastPathReads() throws {
+        var rng = SplitMix64(seed: 12)
+        for count in [0, 1, 2, 160, 480, 4_800] {
+            let samples = Self.randomSamples(count, &rng)
+            let data = samples.withUnsafeBufferPointer { AudioChunkJSON.encodeData($0) }
+            #expect(try AudioChunkJSON.decodeData(data, sampleRate: 24_000) == AudioChunk(sampleRate: 24_000, samples: samples))
+            #expect(Self.decode(Self.message(data: data, sampleRate: "24000")) == Self.chunk(samples, 24_000))
+        }
+    }
+
+    /// A malformed chunk read by the fast path, and its data string (escapes undone) and rate given
+    /// to decodeData as a general JSON decoder would: the same AudioChunkError, numbers and offsets
+    /// included.
+    @Test(arguments: [
+        // (data as written in the message, the same once unescaped, sampleRate)
+        ("AAA", "AAA", 16_000), ("A===", "A===", 16_000), ("AA==", "AA==", 16_000), ("AAAA", "AAAA", 16_000),
+        ("AA!A", "AA!A", 16_000), ("AAAAAAA=", "AAAAAAA=", 16_000), ("AAAAAA!A", "AAAAAA!A", 16_000),
+        ("AAAAAA-_", "AAAAAA-_", 16_000), ("AAAAQR==", "AAAAQR==", 16_000), ("AAAAAQ=A", "AAAAAQ=A", 16_000),
+        ("AA==AAAA", "AA==AAAA", 16_000), ("AAAAAAé", "AAAAAAé", 16_000), ("AAAAA AA", "AAAAA AA", 16_000),
+        (#"\/\/\/\/AA!A"#, "////AA!A", 16_000), (#"\/\/\/\/AA\nA"#, "////AA\nA", 16_000), (#"\/\/\/"#, "///", 16_000),
+        (#"AAAA\u003d\u003d\u003d\u003d"#, "AAAA====", 16_000), (#"AAA\u00e9"#, "AAAé", 16_000),
+        (#"AAAAAA\u00e9"#, "AAAAAAé", 16_000), (#"AAAAAA\u0041\t"#, "AAAAAAA\t", 16_000),
+        ("AAAAAAAA", "AAAAAAAA", 0), ("AAAAAAAA", "AAAAAAAA", -1), ("AAA", "AAA", -16_000),
+    ])
+    func decodeDataFailsAsTheFastPathDoes(written: String, unescaped: String, sampleRate: Int) {
+        guard case .failure(let expected) = Self.decode(Self.message(data: written, sampleRate: String(sampleRate))) else {
+            Issue.record("the fast path accepted \(written)")
+            return
+        }
+        let result = Result { () throws(AudioChunkError) in try AudioChunkJSON.decodeData(unescaped, sampleRate: sampleRate) }
+        #expect(result == .failure(expected), "\(written)")
+    }
+
+    @Test func decodeDataChecksSizeBeforeCharacters() throws {
+        // Oversize is found from the length alone, before the bad character; then the limit itself.
+        let count = (1 << 20) + 2
+        var text = [UInt8](repeating: UInt8(ascii: "A"), count: Base64.encodedCount(forByteCount: count))
+        text[text.count - 2] = UInt8(ascii: "=")
+        text[text.count - 3] = UInt8(ascii: "*")
+        let data = String(decoding: text, as: UTF8.self)
+        let big = Result { () throws(AudioChunkError) in try AudioChunkJSON.decodeData(data, sampleRate: 16_000) }
+        #expect(big == .failure(.payloadTooLarge(bytes: count, limit: 1 << 20)))
+        let small = Result { () throws(AudioChunkError) in try AudioChunkJSON.decodeData("AQACAAMA", sampleRate: 16_000, maxPayloadBytes: 4) }
+        #expect(small == .failure(.payloadTooLarge(bytes: 6, limit: 4)))
+        #expect(try AudioChunkJSON.decodeData("AQACAAMA", sampleRate: 16_000, maxPayloadBytes: 6) == AudioChunk(sampleRate: 16_000, samples: [1, 2, 3]))
+    }
+
     // MARK: Never traps
 
     /// Damaged messages: whatever the fast path says must agree with Foundation's JSON parser.

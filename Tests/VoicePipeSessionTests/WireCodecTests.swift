@@ -80,6 +80,62 @@ struct WireCodecTests {
         #expect(chunkWithExtra.extras == ["seq": .integer(3)])
     }
 
+    /// The hostile line: 60 000 unknown fields, every one kept as an extra, in order, and written
+    /// back as it came; the message's own fields may stand anywhere among them.
+    @Test func sixtyThousandUnknownFieldsAreAllKeptInOrder() throws {
+        let names = (0..<60_000).map { "f\($0)" }
+        let unknown = names.map { #""\#($0)":0"# }
+        let text = #"{"type":"transcript","role":"user","text":"hi","final":true,"# + unknown.joined(separator: ",") + "}"
+        let envelope = try WireCodec.decode(text)
+        #expect(envelope.message == .transcript(role: .user, text: "hi", isFinal: true))
+        #expect(envelope.extras.keys == names)
+        #expect(envelope.extras.entries.allSatisfy { $0.value == .integer(0) })
+        #expect(envelope.extras.index(forKey: "f59999") == 59_999)
+        #expect(WireCodec.encode(envelope) == text)
+
+        let scattered = "{" + unknown[0..<20_000].joined(separator: ",") + #","text":"hi","# + unknown[20_000..<40_000].joined(separator: ",")
+            + #","role":"assistant","# + unknown[40_000...].joined(separator: ",") + #","type":"transcript"}"#
+        let other = try WireCodec.decode(scattered)
+        #expect(other.message == .transcript(role: .assistant, text: "hi", isFinal: false))
+        #expect(other.extras.keys == names)
+
+        let chunk = try WireCodec.decode(#"{"type":"audio.chunk","data":"AQI=","sampleRate":24000,"# + unknown.joined(separator: ",") + "}")
+        #expect(chunk.message == .audioChunk(AudioChunk(sampleRate: 24_000, samples: [0x0201])))
+        #expect(chunk.extras.keys == names)
+
+        let pose = try WireCodec.decode(#"{"# + unknown[..<30_000].joined(separator: ",") + #","type":"avatar.pose","# + unknown[30_000...].joined(separator: ",") + "}")
+        guard case .unknown(let type, let fields) = pose.message else {
+            Issue.record("not kept as an unknown type")
+            return
+        }
+        #expect(type == "avatar.pose")
+        #expect(fields.keys == names)
+    }
+
+    /// A repeated key is refused by the JSON parser, audio.chunk included (its fast path leaves
+    /// repeats to the general path), with the key and the repeat's offset.
+    @Test func repeatedKeysAreRefusedWithTheirOffset() {
+        let cases = [
+            (#"{"type":"audio.chunk","data":"AQI=","data":"AQI=","sampleRate":24000}"#, 36, "data"),
+            (#"{"type":"audio.chunk","data":"AQI=","sampleRate":24000,"sampleRate":16000}"#, 55, "sampleRate"),
+            (#"{"type":"transcript","role":"user","text":"a","text":"b"}"#, 46, "text"),
+            (#"{"type":"transcript","type":"debug","message":"x"}"#, 21, "type"),
+        ]
+        for (text, offset, key) in cases {
+            do {
+                _ = try WireCodec.decode(text)
+                Issue.record("accepted \(text)")
+            } catch {
+                guard case .notJSON(let syntax) = error else {
+                    Issue.record("\(text): \(error)")
+                    continue
+                }
+                #expect(syntax.offset == offset, "\(text)")
+                #expect(error.description == "not JSON: the object repeats the key \"\(key)\" at byte \(offset)")
+            }
+        }
+    }
+
     @Test func optionalFieldsMayBeAbsentOrNull() throws {
         #expect(try WireCodec.decode(#"{"type":"transcript","role":"assistant","text":"..."}"#).message == .transcript(role: .assistant, text: "...", isFinal: false))
         #expect(try WireCodec.decode(#"{"type":"session.ended"}"#).message == .sessionEnded(reason: nil))
@@ -112,18 +168,45 @@ struct WireCodecTests {
         #expect(error(#"{"type":"transcript","role":"user","text":"x","final":"yes"}"#) == .wrongFieldType(type: "transcript", field: "final", expected: "boolean", found: "string"))
         #expect(error(#"{"type":"classification","label":"x","confidence":"high"}"#) == .wrongFieldType(type: "classification", field: "confidence", expected: "number", found: "string"))
         #expect(error(#"{"type":"audio.chunk","data":"AQI=","sampleRate":"24000"}"#) == .wrongFieldType(type: "audio.chunk", field: "sampleRate", expected: "integer", found: "string"))
-        #expect(error(#"{"type":"audio.chunk","data":"AQI=","sampleRate":-1}"#) != nil)
-        #expect(error(#"{"type":"audio.chunk","data":"AQ==","sampleRate":24000}"#) == .oddByteCount(1))
+        #expect(error(#"{"type":"audio.chunk","data":"AQI=","sampleRate":-1}"#) == .audioChunk(.badSampleRate("-1")))
+        #expect(error(#"{"type":"audio.chunk","data":"AQ==","sampleRate":24000}"#) == .audioChunk(.oddByteCount(1)))
         #expect(error(#"{"type":"audio.chunk","data":"AQ=A","sampleRate":24000}"#) != nil)
-        guard case .badBase64 = error(#"{"type":"audio.chunk","data":"AQ!D","sampleRate":24000}"#) else {
-            Issue.record("bad base64 was not reported as such")
+        // Bad base64 is reported as such, with its offset; the byte count is judged first, as
+        // Core's fast path does, so "AQ!D" (3 bytes) is an odd byte count.
+        #expect(error(#"{"type":"audio.chunk","data":"AQ!DAQ==","sampleRate":24000}"#) == .audioChunk(.badBase64(.invalidCharacter(0x21, offset: 2))))
+        #expect(error(#"{"type":"audio.chunk","data":"AQ!D","sampleRate":24000}"#) == .audioChunk(.oddByteCount(3)))
+        let big = String(repeating: "A", count: 4 * 1_000)
+        #expect(error(#"{"type":"audio.chunk","data":"\#(big)","sampleRate":24000}"#, limits: WireLimits(maxPayloadBytes: 2_000)) == .audioChunk(.payloadTooLarge(bytes: 3_000, limit: 2_000)))
+        #expect(error(#"{"type":"audio.chunk","data":"\#(big)","sampleRate":24000,"x":1}"#, limits: WireLimits(maxPayloadBytes: 2_000)) == .audioChunk(.payloadTooLarge(bytes: 3_000, limit: 2_000)))
+        #expect(error(#"{"type":"debug","message":"\#(big)"}"#, limits: WireLimits(maxPayloadBytes: 100, maxMessageBytes: 1_000)) == .messageTooLarge(bytes: 4_029, limit: 1_000))
+        #expect(WireError.audioChunk(.oddByteCount(3)).description == "the audio.chunk data decodes to 3 bytes; 16-bit audio needs an even number")
+    }
+
+    /// One malformed chunk, one error: the message as the fast path reads it, the same message with
+    /// an extra field (the general path), and Core's fast path on its own all name the same
+    /// AudioChunkError with the same numbers.
+    @Test(arguments: [
+        (#""AAA""#, "24000"), (#""A===""#, "24000"), (#""AA==""#, "24000"), (#""AAAA""#, "24000"), (#""AA!A""#, "24000"),
+        (#""AAAAAA!A""#, "24000"), (#""AAAAAA-_""#, "24000"), (#""AAAAQR==""#, "24000"), (#""AA==AAAA""#, "24000"),
+        (#""AAAAAAé""#, "24000"), (#""AAAAAA\u00e9""#, "24000"), (#""\/\/\/\/AA!A""#, "24000"), (#""\/\/\/\/AA\nA""#, "24000"),
+        (#""AAAA\u003d\u003d\u003d\u003d""#, "24000"), (#""AAA\u00e9""#, "24000"), (#""AAAAAAAA""#, "0"), (#""AAAAAAAA""#, "-16000"),
+        (#""AAAA AA=""#, "16000"), (#""AAAAAAA=""#, "16000"), (#""A*A=""#, "16000"), (#""AAAAAAAA\/\/""#, "16000"),
+    ])
+    func aMalformedChunkGetsTheSameErrorOnEitherPath(data: String, rate: String) {
+        let fast = #"{"type":"audio.chunk","data":\#(data),"sampleRate":\#(rate)}"#
+        let general = #"{"type":"audio.chunk","seq":7,"data":\#(data),"sampleRate":\#(rate)}"#
+        guard case .failure(let expected) = AudioChunkJSON.decode(fast) else {
+            Issue.record("Core's fast path accepted \(fast)")
             return
         }
-        let big = String(repeating: "A", count: 4 * 1_000)
-        #expect(error(#"{"type":"audio.chunk","data":"\#(big)","sampleRate":24000}"#, limits: WireLimits(maxPayloadBytes: 2_000)) == .payloadTooLarge(bytes: 3_000, limit: 2_000))
-        #expect(error(#"{"type":"audio.chunk","data":"\#(big)","sampleRate":24000,"x":1}"#, limits: WireLimits(maxPayloadBytes: 2_000)) == .payloadTooLarge(bytes: 3_000, limit: 2_000))
-        #expect(error(#"{"type":"debug","message":"\#(big)"}"#, limits: WireLimits(maxPayloadBytes: 100, maxMessageBytes: 1_000)) == .messageTooLarge(bytes: 4_029, limit: 1_000))
-        #expect(WireError.oddByteCount(3).description == "audio.chunk \"data\" holds 3 bytes; Int16 audio needs an even number")
+        for text in [fast, general] {
+            do {
+                _ = try WireCodec.decode(text)
+                Issue.record("accepted \(text)")
+            } catch {
+                #expect(error == .audioChunk(expected), "\(text)")
+            }
+        }
     }
 
     @Test func garbageNeverTraps() {

@@ -23,6 +23,7 @@ struct RunResults: Codable {
     var kernels: [KernelRow] = []
     var endToEnd: EndToEndResult?
     var quality: QualityResults?
+    var jsonDecode: [JSONDecodeRow] = []
     /// Wall seconds of each section and of the whole run.
     var sectionSeconds: [String: Double] = [:]
     var totalSeconds: Double = 0

@@ -36,6 +36,7 @@ enum Report {
         if !r.kernels.isEmpty { kernels(r, &out) }
         if let e = r.endToEnd { endToEnd(e, &out) }
         if let q = r.quality, !q.rows.isEmpty { quality(q, &out) }
+        if !r.jsonDecode.isEmpty { jsonDecode(r.jsonDecode, &out) }
         if !plots.isEmpty {
             line("## Plots")
             line()

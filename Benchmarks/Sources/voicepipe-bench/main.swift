@@ -75,7 +75,14 @@ section("quality") {
     if !quality.rows.isEmpty || !quality.response.isEmpty { results.quality = quality }
 }
 
-if results.throughput.isEmpty && results.kernels.isEmpty && results.endToEnd == nil && results.quality == nil {
+section("json decode") {
+    let benchmark = JSONDecodeBenchmark(filter: options.selects)
+    guard !benchmark.cases.isEmpty else { return }
+    benchmark.run(schedule, progress: progress)
+    results.jsonDecode = benchmark.rows()
+}
+
+if results.throughput.isEmpty && results.kernels.isEmpty && results.endToEnd == nil && results.quality == nil && results.jsonDecode.isEmpty {
     fputs("voicepipe-bench: no benchmark name contains '\(options.filter ?? "")' (see --help for the names)\n", stderr)
     exit(64)
 }

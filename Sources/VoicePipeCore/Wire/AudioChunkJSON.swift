@@ -104,6 +104,12 @@ public enum AudioChunkParse<Chunk: Sendable & Hashable>: Sendable, Hashable {
 /// count and where the data is; ``decodeSamples(of:in:into:)`` decodes it.
 /// ``decode(_:maxPayloadBytes:)`` does both into a new `[Int16]`.
 ///
+/// An `audio.chunk` the fast path hands on (one with extra fields, say) is read by a general JSON
+/// decoder, which still leaves the audio to this type: ``encodeData(_:)`` writes the `data`
+/// string and ``decodeData(_:sampleRate:maxPayloadBytes:)`` reads it back with the fast path's
+/// checks, in its order, with its errors, so a malformed chunk gets the same ``AudioChunkError``
+/// whichever path read it.
+///
 /// ```
 /// switch AudioChunkJSON.parse(message) {
 /// case .chunk(let header):      // size checked, nothing decoded yet
@@ -147,12 +153,7 @@ public enum AudioChunkJSON {
         var offset = 0
         prefix.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: output[offset..<(offset + $0.count)]).copyMemory(from: $0) }
         offset += prefix.count
-        let base64Output = UnsafeMutableRawBufferPointer(rebasing: output[offset...])
-        #if _endian(little)
-        offset += Base64.encode(UnsafeRawBufferPointer(samples), into: base64Output)
-        #else
-        offset += encodeByteSwapped(samples, into: base64Output)
-        #endif
+        offset += writeData(samples, into: UnsafeMutableRawBufferPointer(rebasing: output[offset...]))
         middle.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: output[offset..<(offset + $0.count)]).copyMemory(from: $0) }
         offset += middle.count
         let digits = decimalDigitCount(sampleRate)
@@ -171,6 +172,27 @@ public enum AudioChunkJSON {
         String(unsafeUninitializedCapacity: encodedCount(sampleCount: samples.count, sampleRate: sampleRate)) { buffer in
             encode(samples, sampleRate: sampleRate, into: UnsafeMutableRawBufferPointer(buffer))
         }
+    }
+
+    /// The `data` string of an `audio.chunk` for `samples`: base64 of the samples in little-endian
+    /// order on every host, as the fast path writes it.
+    ///
+    /// For a general JSON writer that puts the string in a message of its own (one with more
+    /// fields than the fast path writes); the string is allocated once, at its exact size.
+    /// - Parameter samples: the audio, in host order.
+    public static func encodeData(_ samples: UnsafeBufferPointer<Int16>) -> String {
+        String(unsafeUninitializedCapacity: Base64.encodedCount(forByteCount: 2 * samples.count)) { buffer in
+            writeData(samples, into: UnsafeMutableRawBufferPointer(buffer))
+        }
+    }
+
+    /// Writes base64 of the samples, little-endian, at the start of `output` (large enough).
+    static func writeData(_ samples: UnsafeBufferPointer<Int16>, into output: UnsafeMutableRawBufferPointer) -> Int {
+        #if _endian(little)
+        Base64.encode(UnsafeRawBufferPointer(samples), into: output)
+        #else
+        encodeByteSwapped(samples, into: output)
+        #endif
     }
 
     /// Base64 of the samples byte-swapped, through a small stack buffer: what a big-endian host
@@ -250,17 +272,63 @@ public enum AudioChunkJSON {
         if header.dataIsEscaped {
             written = try decodeEscaped(JSONStringContent(bytes: message, content: header.dataRange), into: output)
         } else {
-            do throws(Base64Error) {
-                written = try Base64.decode(UnsafeRawBufferPointer(rebasing: message[header.dataRange]), into: output)
-            } catch {
-                throw chunkError(error, at: 0)
-            }
+            written = try decodeBase64(UnsafeRawBufferPointer(rebasing: message[header.dataRange]), into: output)
         }
         guard written == byteCount else { throw .headerDoesNotMatchMessage }
-        #if _endian(big)
-        for k in 0..<header.sampleCount { samples[k] = Int16(littleEndian: samples[k]) }
-        #endif
+        toHostOrder(UnsafeMutableBufferPointer(rebasing: samples[0..<header.sampleCount]))
         return header.sampleCount
+    }
+
+    /// Decodes the `data` string of an `audio.chunk` that a general JSON decoder has read.
+    ///
+    /// Checks what the fast path checks once it has the two fields, in the same order and with
+    /// the same errors: `sampleRate` positive, the base64 length and padding, the size limit, an
+    /// even byte count (all before decoding anything), then every character. So a malformed chunk
+    /// gets the same ``AudioChunkError`` from ``decode(_:maxPayloadBytes:)`` and from here.
+    /// - Parameters:
+    ///   - data: the data string as UTF-8, its JSON escapes already undone; offsets in a
+    ///     ``AudioChunkError/badBase64(_:)`` count its bytes.
+    ///   - sampleRate: the `sampleRate` field, in hertz.
+    ///   - maxPayloadBytes: the most decoded bytes a chunk may carry.
+    /// - Returns: the chunk, its samples in host order.
+    /// - Throws: ``AudioChunkError/badSampleRate(_:)`` (the rate in decimal),
+    ///   ``AudioChunkError/badBase64(_:)``, ``AudioChunkError/payloadTooLarge(bytes:limit:)`` or
+    ///   ``AudioChunkError/oddByteCount(_:)``.
+    public static func decodeData(_ data: UnsafeRawBufferPointer, sampleRate: Int, maxPayloadBytes: Int = defaultMaxPayloadBytes) throws(AudioChunkError) -> AudioChunk {
+        guard sampleRate > 0 else { throw .badSampleRate(String(sampleRate)) }
+        let byteCount: Int
+        do throws(Base64Error) {
+            byteCount = try Base64.decodedCount(forEncoded: data)
+        } catch {
+            throw .badBase64(error)
+        }
+        try checkPayload(byteCount: byteCount, maxPayloadBytes: maxPayloadBytes)
+        let sampleCount = byteCount / 2
+        var failure: AudioChunkError?
+        let samples = [Int16](unsafeUninitializedCapacity: sampleCount) { buffer, initialized in
+            let output = UnsafeMutableBufferPointer(rebasing: buffer[0..<sampleCount])
+            do throws(AudioChunkError) {
+                _ = try decodeBase64(data, into: UnsafeMutableRawBufferPointer(output))   // exactly byteCount bytes
+                toHostOrder(output)
+                initialized = sampleCount
+            } catch {
+                failure = error
+                initialized = 0
+            }
+        }
+        if let failure { throw failure }
+        return AudioChunk(sampleRate: sampleRate, samples: samples)
+    }
+
+    /// Decodes the `data` string of an `audio.chunk` that a general JSON decoder has read, as the
+    /// `UnsafeRawBufferPointer` overload does.
+    public static func decodeData(_ data: String, sampleRate: Int, maxPayloadBytes: Int = defaultMaxPayloadBytes) throws(AudioChunkError) -> AudioChunk {
+        var data = data
+        return try data.withUTF8 { utf8 in
+            Result { () throws(AudioChunkError) in
+                try decodeData(UnsafeRawBufferPointer(utf8), sampleRate: sampleRate, maxPayloadBytes: maxPayloadBytes)
+            }
+        }.get()
     }
 
     /// Parses one message and decodes its samples into a new array of exactly their count.
@@ -359,9 +427,33 @@ public enum AudioChunkJSON {
                 throw .badBase64(error)
             }
         }
+        try checkPayload(byteCount: byteCount, maxPayloadBytes: maxPayloadBytes)
+        return AudioChunkHeader(sampleRate: sampleRate, sampleCount: byteCount / 2, dataRange: content, dataIsEscaped: escaped)
+    }
+
+    /// The checks on a payload's size that both paths make before decoding: the limit, then an
+    /// even number of bytes.
+    static func checkPayload(byteCount: Int, maxPayloadBytes: Int) throws(AudioChunkError) {
         guard byteCount <= maxPayloadBytes else { throw .payloadTooLarge(bytes: byteCount, limit: maxPayloadBytes) }
         guard byteCount % 2 == 0 else { throw .oddByteCount(byteCount) }
-        return AudioChunkHeader(sampleRate: sampleRate, sampleCount: byteCount / 2, dataRange: content, dataIsEscaped: escaped)
+    }
+
+    /// Decodes unescaped base64 whose length and padding were checked into `output`.
+    static func decodeBase64(_ text: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(AudioChunkError) -> Int {
+        do throws(Base64Error) {
+            return try Base64.decode(text, into: output)
+        } catch {
+            throw chunkError(error, at: 0)
+        }
+    }
+
+    /// Little-endian samples as decoded from the wire, put in host order (nothing to do on a
+    /// little-endian host).
+    @inline(__always)
+    static func toHostOrder(_ samples: UnsafeMutableBufferPointer<Int16>) {
+        #if _endian(big)
+        for k in samples.indices { samples[k] = Int16(littleEndian: samples[k]) }
+        #endif
     }
 
     /// The value of a JSON integer that is positive and fits in `Int`.

@@ -8,8 +8,15 @@ public struct JSONSyntaxError: Error, Sendable, Hashable, CustomStringConvertibl
 /// A strict RFC 8259 JSON parser over UTF-8 bytes.
 ///
 /// Strict: one value surrounded only by JSON whitespace; no comments, trailing commas, NaN or
-/// single quotes; strings must be valid UTF-8 with valid escapes. Nesting is limited (default 128)
-/// so hostile input cannot exhaust the stack. Never traps.
+/// single quotes; strings must be valid UTF-8 with valid escapes. A key appears at most once in
+/// an object: RFC 8259 leaves repeated keys to each implementation, and taking the first or the
+/// last silently would let two readers of one message disagree, so a repeat is a
+/// ``JSONSyntaxError`` naming the key, at the offset of the repeated key's opening quote
+/// (`{"z":1,"a":2,"z":3}` fails with "the object repeats the key "z" at byte 13"); the repeat is
+/// noticed once its value is read, so an error inside that value is the one reported. Keys are
+/// compared unescaped, so `"\u007a"` repeats `"z"`. Nesting is limited (default 128) so hostile
+/// input cannot exhaust the stack. Time is linear in the length of the text, however many keys an
+/// object has. Never traps.
 public struct JSONParser {
     private let bytes: UnsafeRawBufferPointer
     private var position = 0
@@ -84,12 +91,15 @@ public struct JSONParser {
         while true {
             skipWhitespace()
             guard current == UInt8(ascii: "\"") else { throw error("expected a string key in the object") }
+            let keyOffset = position
             let key = try parseString()
             skipWhitespace()
-            guard current == UInt8(ascii: ":") else { throw error("expected ':' after the key \"\(key)\"") }
+            guard current == UInt8(ascii: ":") else { throw error("expected ':' after the key \(JSONWriter.quoted(key))") }
             position += 1
             skipWhitespace()
-            object[key] = try parseValue(depth: depth)
+            guard object.insertNew(key, try parseValue(depth: depth)) else {
+                throw error("the object repeats the key \(JSONWriter.quoted(key))", at: keyOffset)
+            }
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","): position += 1
@@ -148,6 +158,13 @@ public struct JSONParser {
             if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { position += 1 }
             guard skipDigits() > 0 else { throw error("a number needs digits in its exponent") }
         }
+        // Up to 18 digits always fit in Int: summed here without making a String.
+        let digits = bytes[start] == UInt8(ascii: "-") ? position - start - 1 : position - start
+        if isInteger && digits <= 18 {
+            var magnitude = 0
+            for offset in (position - digits)..<position { magnitude = magnitude * 10 + Int(bytes[offset] - UInt8(ascii: "0")) }
+            return .integer(bytes[start] == UInt8(ascii: "-") ? -magnitude : magnitude)
+        }
         let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
         if isInteger, let integer = Int(text) {
             return .integer(integer)
@@ -168,6 +185,7 @@ public struct JSONParser {
         position += 1
         var scalars = String.UnicodeScalarView()
         var runStart = position
+        var isASCII = true
         func flushRun(_ end: Int) throws(JSONSyntaxError) {
             guard end > runStart else { return }
             let run = UnsafeRawBufferPointer(rebasing: bytes[runStart..<end])
@@ -179,6 +197,20 @@ public struct JSONParser {
         while true {
             guard let byte = current else { throw error("the text ends inside a string that starts", at: start) }
             switch byte {
+            case UInt8(ascii: "\"") where runStart == start + 1:
+                // No escapes (most strings, every key of a wire message): one copy, validated
+                // unless every byte was ASCII (which is valid UTF-8 as it stands).
+                let run = UnsafeRawBufferPointer(rebasing: bytes[runStart..<position])
+                let text: String
+                if isASCII {
+                    text = String(decoding: run, as: UTF8.self)
+                } else if let valid = String(validating: run, as: UTF8.self) {
+                    text = valid
+                } else {
+                    throw JSONSyntaxError(offset: runStart, reason: "a string is not valid UTF-8")
+                }
+                position += 1
+                return text
             case UInt8(ascii: "\""):
                 try flushRun(position)
                 position += 1
@@ -190,6 +222,9 @@ public struct JSONParser {
                 runStart = position
             case 0..<0x20:
                 throw error("a control character must be escaped inside a string")
+            case 0x80...:
+                isASCII = false
+                position += 1
             default:
                 position += 1
             }

@@ -44,6 +44,13 @@ public enum JSONWriter {
         return String(number)
     }
 
+    /// A string as JSON text for a message to a person: escaped, so it stays on one line, and cut
+    /// after `limit` characters with "…" after the closing quote.
+    static func quoted(_ text: String, limit: Int = 40) -> String {
+        let shown = text.prefix(limit)
+        return string(.string(String(shown))) + (shown.count < text.count ? "…" : "")
+    }
+
     /// A string with the escapes JSON requires.
     public static func writeString(_ text: String, to out: inout String) {
         out += "\""

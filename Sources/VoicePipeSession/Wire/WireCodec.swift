@@ -7,6 +7,10 @@ import VoicePipeCore
 /// (``AudioChunkJSON``), byte for byte `{"type":"audio.chunk","data":"…","sampleRate":16000}`.
 /// Incoming `audio.chunk` messages take the same fast path; everything else (and an audio.chunk
 /// with extra fields) goes through a strict JSON parser. Unknown types and extra fields are kept.
+///
+/// Core's ``AudioChunkJSON`` owns the audio of an `audio.chunk` on both paths: this codec reads
+/// and writes the other fields, and leaves the `data` string (base64, little-endian samples, the
+/// size limit) to Core, whose ``AudioChunkError`` it reports as ``WireError/audioChunk(_:)``.
 public enum WireCodec {
     /// The JSON text of a message, with any extra fields after its own.
     public static func encode(_ message: WireMessage, extras: JSONObject = JSONObject()) -> String {
@@ -57,8 +61,10 @@ public enum WireCodec {
         case .notAudioChunk:
             break
         }
-        // Everything but a well-formed audio.chunk goes through the general path; a malformed
-        // chunk does too, so its error is worded the same whichever path saw it first.
+        // Everything but a well-formed audio.chunk goes through the general path. A malformed
+        // chunk does too, so text that is not JSON, or a field of the wrong JSON type, is reported
+        // as for any message; its audio is checked there by Core's decodeData, which makes the
+        // fast path's checks in its order, so the AudioChunkError is the same either way.
         let value: JSONValue
         do {
             value = try JSONParser.parse(bytes)
@@ -80,7 +86,7 @@ public enum WireCodec {
             object["sessionId"] = .string(sessionId)
             object["context"] = .object(context)
         case .audioChunk(let chunk):
-            object["data"] = .string(chunk.samples.withUnsafeBytes { Base64.encode(littleEndianBytes($0)) })
+            object["data"] = .string(chunk.samples.withUnsafeBufferPointer { AudioChunkJSON.encodeData($0) })
             object["sampleRate"] = .integer(chunk.sampleRate)
         case .textInput(let text):
             object["text"] = .string(text)
@@ -119,15 +125,6 @@ public enum WireCodec {
             for (key, value) in fields where key != "type" { object[key] = value }
         }
         return object
-    }
-
-    /// The bytes of Int16 samples in little-endian order (the wire's), whatever the host's order.
-    static func littleEndianBytes(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
-        var out = Array(bytes)
-        if 1.bigEndian == 1 {
-            for i in stride(from: 0, to: out.count - 1, by: 2) { out.swapAt(i, i + 1) }
-        }
-        return out
     }
 
     // MARK: Decoding
@@ -174,66 +171,51 @@ public enum WireCodec {
         case .debug:
             message = .debug(message: try reader.string("message"))
         default:
-            var fields = object
-            fields["type"] = nil
-            return WireEnvelope(message: .unknown(type: type, fields: fields))
+            return WireEnvelope(message: .unknown(type: type, fields: reader.remaining))
         }
         return WireEnvelope(message: message, extras: reader.remaining)
     }
 
-    /// An audio.chunk through the general path (it had extra fields or an unusual shape).
+    /// An audio.chunk through the general path (it had extra fields or an unusual shape): the
+    /// fields read here, the audio checked and decoded by Core.
     static func audioChunk(_ reader: inout FieldReader, limits: WireLimits) throws(WireError) -> AudioChunk {
         let data = try reader.string("data")
         let rate = try reader.integer("sampleRate")
-        guard rate > 0 else {
-            throw .invalidValue(type: "audio.chunk", field: "sampleRate", reason: "must be a positive whole number of hertz, not \(rate)")
-        }
-        var text = data
-        let samples = try text.withUTF8 { utf8 in
-            Result { () throws(WireError) in try decodeSamples(UnsafeRawBufferPointer(utf8), limits: limits) }
-        }.get()
-        return AudioChunk(sampleRate: rate, samples: samples)
-    }
-
-    /// Base64 text to little-endian Int16 samples, checking the size before decoding anything.
-    static func decodeSamples(_ encoded: UnsafeRawBufferPointer, limits: WireLimits) throws(WireError) -> [Int16] {
-        let byteCount: Int
-        do {
-            byteCount = try Base64.decodedCount(forEncoded: encoded)
+        do throws(AudioChunkError) {
+            return try AudioChunkJSON.decodeData(data, sampleRate: rate, maxPayloadBytes: limits.maxPayloadBytes)
         } catch {
-            throw .badBase64(error)
+            throw .audioChunk(error)
         }
-        guard byteCount <= limits.maxPayloadBytes else { throw .payloadTooLarge(bytes: byteCount, limit: limits.maxPayloadBytes) }
-        // Decode (validating every character) before judging the length, so bad base64 is
-        // reported as such even when its length is also odd.
-        var bytes = [UInt8](repeating: 0, count: byteCount)
-        let decoded = bytes.withUnsafeMutableBytes { output in
-            Result { () throws(Base64Error) in try Base64.decode(encoded, into: output) }
-        }
-        if case .failure(let error) = decoded { throw .badBase64(error) }
-        guard byteCount % 2 == 0 else { throw .oddByteCount(byteCount) }
-        return (0..<(byteCount / 2)).map { Int16(bitPattern: UInt16(bytes[2 * $0]) | UInt16(bytes[2 * $0 + 1]) << 8) }
     }
 }
 
 /// Reads typed fields of one message, remembering which it used so the rest become extras.
+///
+/// Taking a field is one lookup in the object and nothing else: the positions taken are noted
+/// (a message type reads at most a handful of fields), and the extras are gathered once, in
+/// order, when asked for. A message with 60 000 unknown fields costs linear time, not quadratic.
 struct FieldReader {
     let type: String
-    private var fields: JSONObject
+    private let object: JSONObject
+    /// Positions in `object` already read (`type` included): a few at most.
+    private var taken: [Int]
 
     init(type: String, object: JSONObject) {
         self.type = type
-        var fields = object
-        fields["type"] = nil
-        self.fields = fields
+        self.object = object
+        taken = object.index(forKey: "type").map { [$0] } ?? []
     }
 
-    /// The fields not read.
-    var remaining: JSONObject { fields }
+    /// The fields not read, in the order they arrived.
+    var remaining: JSONObject {
+        object.removingEntries(at: taken)
+    }
 
+    /// The field's value, or nil when it is absent, null or already taken.
     private mutating func take(_ name: String) -> JSONValue? {
-        let value = fields[name]
-        fields[name] = nil
+        guard let position = object.index(forKey: name), !taken.contains(position) else { return nil }
+        taken.append(position)
+        let value = object.entries[position].value
         if case .null = value { return nil }
         return value
     }

@@ -16,15 +16,10 @@ public enum WireError: Error, Sendable, Hashable, CustomStringConvertible {
     case wrongFieldType(type: String, field: String, expected: String, found: String)
     /// A field has a value outside what the protocol allows.
     case invalidValue(type: String, field: String, reason: String)
-    /// `data` is not valid base64.
-    case badBase64(Base64Error)
-    /// The audio payload has an odd number of bytes (Int16 samples are two bytes each).
-    case oddByteCount(Int)
-    /// The decoded audio payload exceeds the limit.
-    case payloadTooLarge(bytes: Int, limit: Int)
     /// The message text exceeds the limit.
     case messageTooLarge(bytes: Int, limit: Int)
-    /// The audio fast path refused an audio.chunk the general decoder accepted (kept for completeness).
+    /// An `audio.chunk` whose audio Core refused (bad base64, an odd byte count, a payload over
+    /// the limit, a sample rate that is not positive): the same error whichever path read it.
     case audioChunk(AudioChunkError)
 
     public var description: String {
@@ -43,12 +38,6 @@ public enum WireError: Error, Sendable, Hashable, CustomStringConvertible {
             "\(type) field \"\(field)\" must be a \(expected), not \(found)"
         case .invalidValue(let type, let field, let reason):
             "\(type) field \"\(field)\" \(reason)"
-        case .badBase64(let error):
-            "audio.chunk \"data\" is not valid base64: \(error)"
-        case .oddByteCount(let count):
-            "audio.chunk \"data\" holds \(count) bytes; Int16 audio needs an even number"
-        case .payloadTooLarge(let bytes, let limit):
-            "audio.chunk \"data\" holds \(bytes) bytes, over the \(limit)-byte limit"
         case .messageTooLarge(let bytes, let limit):
             "the message is \(bytes) bytes, over the \(limit)-byte limit"
         case .audioChunk(let error):

@@ -87,8 +87,6 @@ struct DecodeCommand: Command {
             print("\(role.rawValue)\(isFinal ? "" : " (partial)"): \(text)")
         case .infoMessage(let markdown):
             print(markdown)
-        case .unknown(let type, _):
-            report.note(unknownType: type)
         default:
             break
         }
@@ -109,7 +107,7 @@ private struct DecodeReport {
     var lines = 0
     var chunks = 0
     var rejected = 0
-    private var reported = Set<String>()
+    private var notes = UnknownContentNotes()
 
     /// Decodes one line, reporting a bad one by number (nil for a bad or blank line).
     mutating func decode(_ line: JSONLinesReader.Line, limits: WireLimits) -> WireEnvelope? {
@@ -125,26 +123,12 @@ private struct DecodeReport {
         if text.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
         do {
             let envelope = try text.withUnsafeBytes { bytes throws(WireError) in try WireCodec.decode(bytes, limits: limits) }
-            noteExtras(of: envelope)
+            if let note = notes.note(for: envelope) { Console.error("note: line \(lines): \(note)") }
             return envelope
         } catch {
             rejected += 1
             Console.error("line \(lines): \(error)")
             return nil
-        }
-    }
-
-    /// A note for each field a message type carries that this version does not know, once per type and field.
-    private mutating func noteExtras(of envelope: WireEnvelope) {
-        for key in envelope.extras.keys where reported.insert("\(envelope.message.type).\(key)").inserted {
-            Console.error("note: line \(lines): \(envelope.message.type) carries a field \"\(key)\" this version does not know (kept, ignored)")
-        }
-    }
-
-    /// A note for a message type this version does not know, once per type.
-    mutating func note(unknownType type: String) {
-        if reported.insert("type:\(type)").inserted {
-            Console.error("note: line \(lines): message type \"\(type)\" is not known to this version (kept, ignored)")
         }
     }
 }
