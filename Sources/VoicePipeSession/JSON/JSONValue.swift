@@ -91,16 +91,19 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
         return true
     }
 
-    /// The object without the entries at `removed` (a few distinct positions in ``entries``), the
-    /// others in their order. One pass over the entries; no key is hashed again.
-    func removingEntries(at removed: [Int]) -> JSONObject {
-        var result = JSONObject()
-        result.entries.reserveCapacity(entries.count - removed.count)
-        for (position, entry) in entries.enumerated() where !removed.contains(position) {
-            result.entries.append(entry)
+    /// Removes the entries at `removed` (a few distinct positions in ``entries``), keeping the
+    /// others in their order: one pass, in place when the object is not shared, no key hashed again.
+    mutating func removeEntries(at removed: [Int]) {
+        guard !removed.isEmpty else { return }
+        var kept = 0
+        entries.withUnsafeMutableBufferPointer { buffer in
+            for position in buffer.indices where !removed.contains(position) {
+                if kept != position { buffer.swapAt(kept, position) }
+                kept += 1
+            }
         }
-        result.keyIndex = keyIndex?.removing(removed)
-        return result
+        entries.removeLast(entries.count - kept)
+        keyIndex?.removeEntries(at: removed)
     }
 
     /// Where `key` is, or where the index would put it (for an object without an index, the hash
@@ -152,70 +155,123 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
 
 /// Where each key of a large ``JSONObject`` is: an open-addressing hash table of entry positions.
 ///
-/// Linear probing over a power-of-two number of slots kept at most half full; a slot holds an
-/// entry's position plus one, or zero when empty. The hash of every entry's key is kept in entry
-/// order, so growing the table, removing an entry or indexing a subset of the entries never
-/// hashes a key again: a key is hashed once when it is added and once per lookup. The hashes are
-/// the standard library's, seeded afresh in every process, so keys cannot be prepared in advance
-/// to collide.
+/// Linear probing over a power-of-two number of slots kept at most half full. A slot packs the
+/// top 32 bits of its key's hash (the fingerprint, which also picks the slot) above the entry's
+/// position plus one, so a probe compares fingerprints in the table itself and reads an entry's
+/// key only when they match; an empty slot is 0. The fingerprint of every entry is kept in entry
+/// order, so growing the table or removing entries never hashes a key again: a key is hashed once
+/// when it is added and once per lookup. The hashes are the standard library's, seeded afresh in
+/// every process, so keys cannot be prepared in advance to collide.
 struct JSONKeyIndex: Sendable {
-    /// The hash of each entry's key, in entry order.
-    private var hashes: [Int]
-    /// Position + 1 of an entry per slot; 0 for an empty slot. A power of two long.
-    private var slots: [Int] = []
+    /// The fingerprint of each entry's key, in entry order.
+    private var fingerprints: [UInt32]
+    /// fingerprint << 32 | (position + 1) per slot; 0 for an empty slot. A power of two long.
+    private var slots: [UInt64] = []
 
     init(hashes: [Int]) {
-        self.hashes = hashes
+        fingerprints = hashes.map(Self.fingerprint)
         rebuild()
+    }
+
+    /// The bits of a key's hash the table uses.
+    static func fingerprint(_ hash: Int) -> UInt32 {
+        UInt32(truncatingIfNeeded: UInt64(bitPattern: Int64(hash)) >> 32)
     }
 
     /// The entry whose key is `key` (`hash` is `key.hashValue`), or nil and the empty slot where
     /// a new entry with that key goes.
     func find(_ key: String, hash: Int, in entries: [(key: String, value: JSONValue)]) -> (position: Int?, slot: Int) {
+        let print = Self.fingerprint(hash)
         let mask = slots.count - 1
-        var slot = hash & mask
+        var slot = Int(print) & mask
         while true {
             let stored = slots[slot]
             if stored == 0 { return (nil, slot) }
-            if hashes[stored - 1] == hash && entries[stored - 1].key == key { return (stored - 1, slot) }
+            if UInt32(truncatingIfNeeded: stored >> 32) == print {
+                let position = Int(truncatingIfNeeded: stored & 0xFFFF_FFFF) - 1
+                if entries[position].key == key { return (position, slot) }
+            }
             slot = (slot + 1) & mask
         }
     }
 
     /// Records the entry just appended to the object, in the empty slot `find` gave for its key.
     mutating func append(hash: Int, slot: Int) {
-        hashes.append(hash)
-        if 2 * hashes.count > slots.count {
+        let print = Self.fingerprint(hash)
+        fingerprints.append(print)
+        if 2 * fingerprints.count > slots.count {
             rebuild()
         } else {
-            slots[slot] = hashes.count
+            slots[slot] = UInt64(print) << 32 | UInt64(fingerprints.count)
         }
     }
 
     /// Forgets the entry at `position`; the ones after it move up one place.
     mutating func remove(at position: Int) {
-        hashes.remove(at: position)
-        rebuild()
+        removeEntries(at: [position])
     }
 
-    /// The index of the object without the entries at `removed`.
-    func removing(_ removed: [Int]) -> JSONKeyIndex {
-        var kept = [Int]()
-        kept.reserveCapacity(hashes.count - removed.count)
-        for (position, hash) in hashes.enumerated() where !removed.contains(position) { kept.append(hash) }
-        return JSONKeyIndex(hashes: kept)
+    /// Forgets the entries at `removed` (a few distinct positions); the others keep their order
+    /// and move up past the removed ones. In place: each removed slot is cleared by shifting its
+    /// probe run back, then one pass renumbers the positions.
+    mutating func removeEntries(at removed: [Int]) {
+        let mask = slots.count - 1
+        for position in removed {
+            var slot = Int(fingerprints[position]) & mask
+            while Int(truncatingIfNeeded: slots[slot] & 0xFFFF_FFFF) != position + 1 { slot = (slot + 1) & mask }
+            deleteSlot(slot)
+        }
+        let sorted = removed.sorted()
+        slots.withUnsafeMutableBufferPointer { table in
+            for slot in table.indices where table[slot] != 0 {
+                let stored = Int(truncatingIfNeeded: table[slot] & 0xFFFF_FFFF)
+                let shift = sorted.prefix { $0 < stored - 1 }.count
+                if shift > 0 { table[slot] -= UInt64(shift) }
+            }
+        }
+        var kept = 0
+        fingerprints.withUnsafeMutableBufferPointer { buffer in
+            for position in buffer.indices where !removed.contains(position) {
+                buffer[kept] = buffer[position]
+                kept += 1
+            }
+        }
+        fingerprints.removeLast(fingerprints.count - kept)
+    }
+
+    /// Empties `slot` and moves later members of its probe run back so every key stays reachable
+    /// (backward-shift deletion for linear probing).
+    private mutating func deleteSlot(_ slot: Int) {
+        let mask = slots.count - 1
+        var hole = slot
+        var next = (slot + 1) & mask
+        while slots[next] != 0 {
+            let home = Int(truncatingIfNeeded: slots[next] >> 32) & mask
+            // The entry at `next` may fill the hole unless its home lies cyclically in (hole, next].
+            let distanceToNext = (next - home) & mask
+            let distanceToHole = (hole - home) & mask
+            if distanceToHole < distanceToNext {
+                slots[hole] = slots[next]
+                hole = next
+            }
+            next = (next + 1) & mask
+        }
+        slots[hole] = 0
     }
 
     /// Puts every entry in a table between twice and four times their number (at least 32 slots).
     private mutating func rebuild() {
         var count = 32
-        while count < 2 * (hashes.count + 1) { count *= 2 }
-        slots = [Int](repeating: 0, count: count)
+        while count < 2 * (fingerprints.count + 1) { count *= 2 }
         let mask = count - 1
-        for (position, hash) in hashes.enumerated() {
-            var slot = hash & mask
-            while slots[slot] != 0 { slot = (slot + 1) & mask }
-            slots[slot] = position + 1
+        var table = [UInt64](repeating: 0, count: count)
+        table.withUnsafeMutableBufferPointer { table in
+            for (position, print) in fingerprints.enumerated() {
+                var slot = Int(print) & mask
+                while table[slot] != 0 { slot = (slot + 1) & mask }
+                table[slot] = UInt64(print) << 32 | UInt64(position + 1)
+            }
         }
+        slots = table
     }
 }

@@ -71,7 +71,7 @@ public enum WireCodec {
         } catch {
             throw .notJSON(error)
         }
-        let decoded = try envelope(from: value, limits: limits)
+        let decoded = try envelope(from: consume value, limits: limits)
         if let fastPathError { throw .audioChunk(fastPathError) }
         return decoded
     }
@@ -129,11 +129,15 @@ public enum WireCodec {
 
     // MARK: Decoding
 
-    static func envelope(from value: JSONValue, limits: WireLimits) throws(WireError) -> WireEnvelope {
-        guard case .object(let object) = value else { throw .notAnObject(found: value.kind) }
+    static func envelope(from value: consuming JSONValue, limits: WireLimits) throws(WireError) -> WireEnvelope {
+        let object: JSONObject
+        switch consume value {
+        case .object(let fields): object = fields
+        case let other: throw .notAnObject(found: other.kind)
+        }
         guard let typeValue = object["type"] else { throw .missingType }
         guard case .string(let type) = typeValue else { throw .typeNotAString(found: typeValue.kind) }
-        var reader = FieldReader(type: type, object: object)
+        var reader = FieldReader(type: type, object: consume object)
         let message: WireMessage
         switch MessageType(rawValue: type) {
         case .sessionStart:
@@ -171,9 +175,9 @@ public enum WireCodec {
         case .debug:
             message = .debug(message: try reader.string("message"))
         default:
-            return WireEnvelope(message: .unknown(type: type, fields: reader.remaining))
+            return WireEnvelope(message: .unknown(type: type, fields: reader.takeRemaining()))
         }
-        return WireEnvelope(message: message, extras: reader.remaining)
+        return WireEnvelope(message: message, extras: reader.takeRemaining())
     }
 
     /// An audio.chunk through the general path (it had extra fields or an unusual shape): the
@@ -196,19 +200,23 @@ public enum WireCodec {
 /// order, when asked for. A message with 60 000 unknown fields costs linear time, not quadratic.
 struct FieldReader {
     let type: String
-    private let object: JSONObject
+    private var object: JSONObject
     /// Positions in `object` already read (`type` included): a few at most.
     private var taken: [Int]
 
-    init(type: String, object: JSONObject) {
+    /// Reads the fields of `object`, which it takes over (so the extras are cut out of it in
+    /// place rather than copied).
+    init(type: String, object: consuming JSONObject) {
         self.type = type
         self.object = object
-        taken = object.index(forKey: "type").map { [$0] } ?? []
+        taken = self.object.index(forKey: "type").map { [$0] } ?? []
     }
 
-    /// The fields not read, in the order they arrived.
-    var remaining: JSONObject {
-        object.removingEntries(at: taken)
+    /// The fields not read, in the order they arrived. Ends the reading.
+    mutating func takeRemaining() -> JSONObject {
+        object.removeEntries(at: taken)
+        taken = []
+        return object
     }
 
     /// The field's value, or nil when it is absent, null or already taken.
