@@ -9,9 +9,8 @@ let package = Package(
         .library(name: "VoicePipeSession", targets: ["VoicePipeSession"]),
         .library(name: "VoicePipeClient", targets: ["VoicePipeClient"]),
         .executable(name: "voicepipe", targets: ["voicepipe"]),
-        // For tests and the benchmark package only, not for applications: signal generators, dB
-        // measurement, fakes, and a per-thread allocation counter that interposes malloc in
-        // whatever links it.
+        // For tests and the benchmark package: signal generators, dB measurement, fakes. (The
+        // allocation counter, which interposes malloc, is no product: see AllocationCounting.)
         .library(name: "VoicePipeTestSupport", targets: ["VoicePipeTestSupport"]),
     ],
     targets: [
@@ -49,17 +48,19 @@ let package = Package(
         .executableTarget(name: "sample-convert-file", dependencies: ["VoicePipeCore", "VoicePipeIO"], path: "Samples/ConvertFile"),
         .executableTarget(name: "sample-capture-tone", dependencies: ["VoicePipeCore"], path: "Samples/CaptureTone"),
 
-        // Counts heap allocations per thread (interposes malloc); linked only into tests and benchmarks.
+        // Counts heap allocations per thread by interposing malloc, so only test targets link it
+        // (no product offers it); the benchmark package builds the same C file through a link in
+        // Benchmarks/Sources.
         .target(name: "CAllocationCounter"),
+        .target(name: "AllocationCounting", dependencies: ["CAllocationCounter"]),
 
-        // Signal generators, dB measurement, fakes, a whole-file reader and the allocation counter
-        // shared by the test targets and the benchmark package; the one target that links
-        // CAllocationCounter.
-        .target(name: "VoicePipeTestSupport", dependencies: ["VoicePipeCore", "VoicePipeIO", "CAllocationCounter"]),
+        // Signal generators, dB measurement, fakes and a whole-file reader, shared by the test
+        // targets and the benchmark package.
+        .target(name: "VoicePipeTestSupport", dependencies: ["VoicePipeCore", "VoicePipeIO"]),
 
-        .testTarget(name: "VoicePipeCoreTests", dependencies: ["VoicePipeCore", "VoicePipeTestSupport"]),
+        .testTarget(name: "VoicePipeCoreTests", dependencies: ["VoicePipeCore", "VoicePipeTestSupport", "AllocationCounting"]),
         // CSndFile lets the tests write AIFF, FLAC and Ogg fixtures with libsndfile itself.
-        .testTarget(name: "VoicePipeIOTests", dependencies: ["VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport", "CSndFile"]),
+        .testTarget(name: "VoicePipeIOTests", dependencies: ["VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport", "AllocationCounting", "CSndFile"]),
         .testTarget(name: "VoicePipeSessionTests", dependencies: ["VoicePipeSession", "VoicePipeCore", "VoicePipeTestSupport"]),
         .testTarget(name: "VoicePipeClientTests", dependencies: ["VoicePipeClient", "VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport"]),
         // Runs the built `voicepipe` binary; depending on the executable makes `swift test` build it.

@@ -16,16 +16,19 @@ let package = Package(
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         // libsamplerate again, under a name that does not clash with the root package's `CSampleRate`.
         .systemLibrary(name: "CBenchSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
+        // The root package's allocation counter (it interposes malloc, so the root offers it as no
+        // product): Sources/CBenchAllocationCounter is a link to ../../Sources/CAllocationCounter.
+        .target(name: "CBenchAllocationCounter"),
 
         .executableTarget(
             name: "voicepipe-bench",
             dependencies: [
                 .product(name: "VoicePipeCore", package: "VoicePipe"),
                 .product(name: "VoicePipeIO", package: "VoicePipe"),
-                // Signal generators, tone fits and the allocation counter: the tests' own maths.
+                // Signal generators and tone fits: the tests' own maths.
                 .product(name: "VoicePipeTestSupport", package: "VoicePipe"),
                 .product(name: "VoicePipeSession", package: "VoicePipe"),
-                "CSoxr", "CSpeexDSP", "CBenchSampleRate",
+                "CSoxr", "CSpeexDSP", "CBenchSampleRate", "CBenchAllocationCounter",
             ],
             // Swift 6 mode rejects plain references to C globals (stdout, stderr) and top-level
             // benchmark state; the benchmark is single-threaded, so language mode 5 is enough.

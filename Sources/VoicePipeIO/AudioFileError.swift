@@ -56,7 +56,13 @@ public enum AudioFileError: Error, Sendable, Equatable, CustomStringConvertible 
         }
     }
 
+    /// The sentence with the code, as a user is shown it.
     public var description: String {
+        code.map { "\(message) (\($0))" } ?? message
+    }
+
+    /// The sentence without the code, for use inside another sentence that gives the code itself.
+    public var message: String {
         let sentence: String
         switch self {
         case .fileNotFound(let path):
@@ -80,7 +86,7 @@ public enum AudioFileError: Error, Sendable, Equatable, CustomStringConvertible 
         case .writeFailed(let path, let reason, _):
             sentence = "writing '\(path)' failed: \(reason)"
         }
-        return code.map { "\(sentence) (\($0))" } ?? sentence
+        return sentence
     }
 
     /// libsndfile's messages end with a full stop; inside our sentence they should not.

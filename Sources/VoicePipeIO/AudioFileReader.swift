@@ -124,7 +124,7 @@ public final class AudioFileReader {
             if failure.isSystemError {
                 throw .cannotOpen(path: path, reason: failure.message, code: failure.code)
             }
-            throw .invalidRawFormat(path: path, problem: "libsndfile refused \(validated) (\(failure.message)); check the format", code: failure.code)
+            throw .invalidRawFormat(path: path, problem: "libsndfile refused \(validated): \(failure.message); check the format", code: failure.code)
         case .success(let handle):
             let sndFormat = SndFileFormat(major: major, subtype: subtype)
             self.handle = handle

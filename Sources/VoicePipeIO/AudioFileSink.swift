@@ -33,7 +33,7 @@ public final class AudioFileSink: PlayerSink {
         do {
             writer = try AudioFileWriter(path: path, sampleRate: rate, channelCount: format.channelCount, encoding: .float32)
         } catch {
-            throw .failed(error.description, code: error.code)
+            throw .failed(error.message, code: error.code)
         }
         self.format = format
         finalFrames = 0
@@ -63,7 +63,7 @@ public final class AudioFileSink: PlayerSink {
             }
             try writer.write(UnsafeBufferPointer(start: interleaved, count: needed))
         } catch {
-            throw .failed(error.description, code: error.code)
+            throw .failed(error.message, code: error.code)
         }
     }
 
@@ -75,7 +75,7 @@ public final class AudioFileSink: PlayerSink {
         do {
             try writer.close()
         } catch {
-            throw .failed(error.description, code: error.code)
+            throw .failed(error.message, code: error.code)
         }
     }
 }

@@ -70,7 +70,7 @@ public final class AudioFileWriter {
         let descriptor = try POSIXFile.createForWriting(path)
         switch SndFile.open(consuming: descriptor, mode: Int32(SFM_WRITE), info: &request) {
         case .failure(let failure):
-            throw .cannotCreate(path: path, reason: "libsndfile could not start the file (\(failure.message)); check free space and the path", code: failure.code)
+            throw .cannotCreate(path: path, reason: "the file could not be started: \(failure.message); check free space and the path", code: failure.code)
         case .success(let handle):
             self.handle = handle
         }
@@ -132,7 +132,7 @@ public final class AudioFileWriter {
         let status = sf_close(handle)
         if status != 0 {
             let code = SndFile.code(status)
-            throw .writeFailed(path: path, reason: "libsndfile could not finish the header or close the file (\(code.message)); the file is incomplete, check free space and write it again", code: code)
+            throw .writeFailed(path: path, reason: "the header could not be finished or the file closed: \(code.messageInSentence); the file is incomplete, check free space and write it again", code: code)
         }
     }
 
@@ -154,7 +154,7 @@ public final class AudioFileWriter {
         framesWritten += written
         guard written == frames else {
             let code = SndFile.lastError(handle)
-            throw .writeFailed(path: path, reason: "only \(written) of \(frames) frames were written (\(code.message)); check free disk space", code: code)
+            throw .writeFailed(path: path, reason: "only \(written) of \(frames) frames were written: \(code.messageInSentence); check free disk space", code: code)
         }
     }
 

@@ -77,18 +77,34 @@ struct SndFileFormat: Equatable {
     }
 }
 
-/// Why libsndfile refused to open a file: its error code and its own message.
+/// Why libsndfile refused to open a file: the code of the failing call (errno for a system error
+/// inside libsndfile, else libsndfile's own number) and its own message.
 struct SndFileFailure: Error {
     let code: SystemErrorCode
+    /// Whether the failure was the system's (a read or write error, a descriptor problem) rather
+    /// than the format's.
+    let isSystemError: Bool
 
-    init(_ value: Int32, message: String) {
-        code = SystemErrorCode(.libsndfile, value, message: message)
+    /// - Parameters:
+    ///   - value: `sf_error`'s number; `systemErrno` the errno seen right after a system error.
+    init(_ value: Int32, message: String, systemErrno: Int32) {
+        isSystemError = value == Int32(SF_ERR_SYSTEM)
+        if isSystemError, systemErrno != 0 {
+            code = .posix(systemErrno)
+        } else {
+            code = SystemErrorCode(.libsndfile, value, message: message)
+        }
     }
 
-    /// libsndfile's own message.
-    var message: String { code.message }
-    /// Whether the failure was the system's (a read error, a descriptor problem) rather than the format.
-    var isSystemError: Bool { code.value == Int32(SF_ERR_SYSTEM) }
+    /// The reason in a few words, fitted inside a sentence ("no space left on device").
+    var message: String { code.messageInSentence }
+}
+
+extension SystemErrorCode {
+    /// An errno value with the system's text for it.
+    public static func posix(_ value: Int32) -> SystemErrorCode {
+        SystemErrorCode(.posix, value, message: strerror(value).map { String(cString: $0) } ?? "error \(value)")
+    }
 }
 
 /// Opening files through libsndfile, with its global error state read under a lock.
@@ -108,14 +124,16 @@ enum SndFile {
     static func open(consuming descriptor: Int32, mode: Int32, info: inout SF_INFO) -> Result<OpaquePointer, SndFileFailure> {
         var request = info
         let (handle, failure) = openLock.withLock { _ -> (UnsafeMutableRawPointer?, SndFileFailure?) in
+            errno = 0
             guard let handle = sf_open_fd(descriptor, mode, &request, Int32(SF_TRUE)) else {
-                return (nil, SndFileFailure(sf_error(nil), message: String(cString: sf_strerror(nil))))
+                let systemErrno = errno
+                return (nil, SndFileFailure(sf_error(nil), message: String(cString: sf_strerror(nil)), systemErrno: systemErrno))
             }
             return (UnsafeMutableRawPointer(handle), nil)
         }
         info = request
         if let handle { return .success(OpaquePointer(handle)) }
-        return .failure(failure ?? SndFileFailure(Int32(SF_ERR_UNRECOGNISED_FORMAT), message: "libsndfile gave no reason"))
+        return .failure(failure ?? SndFileFailure(Int32(SF_ERR_UNRECOGNISED_FORMAT), message: "libsndfile refused the file without a reason", systemErrno: 0))
     }
 
     /// The code and message of the last error on an open handle.
@@ -205,13 +223,12 @@ enum POSIXFile {
 
     /// `strerror`, lower-cased at the start to sit inside a sentence.
     static func reason(_ code: Int32) -> String {
-        let message = errorCode(code).message
-        return message.prefix(1).lowercased() + message.dropFirst()
+        errorCode(code).messageInSentence
     }
 
     /// An errno value with the system's text for it.
     static func errorCode(_ code: Int32) -> SystemErrorCode {
-        SystemErrorCode(.posix, code, message: strerror(code).map { String(cString: $0) } ?? "error \(code)")
+        .posix(code)
     }
 
     private static func isDirectory(_ descriptor: Int32) -> Bool {

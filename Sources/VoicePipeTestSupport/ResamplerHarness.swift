@@ -1,4 +1,3 @@
-import CAllocationCounter
 import VoicePipeCore
 
 /// Drives any ``Resampler`` the way a stream would, for the shared streaming tests.
@@ -31,19 +30,4 @@ public enum ResamplerHarness {
         var generator = SplitMix64(seed: seed)
         return (0..<count).map { _ in 1 + Int(generator.next() % UInt64(maximum)) }
     }
-}
-
-/// Heap allocations made by the calling thread while `body` runs.
-public func countAllocations(_ body: () throws -> Void) rethrows -> UInt64 {
-    vp_allocations_begin()
-    defer { _ = vp_allocations_end() }
-    try body()
-    return vp_allocations_end()
-}
-
-/// Allocation counting across calls on one thread (a tap on an audio thread, say): ``begin()``
-/// starts counting on the calling thread, ``end()`` returns the count since.
-public enum ThreadAllocations {
-    public static func begin() { vp_allocations_begin() }
-    public static func end() -> UInt64 { vp_allocations_end() }
 }

@@ -37,6 +37,17 @@ struct JSONLinesTests {
         #expect(lines == [.text(Array("ok".utf8)), .tooLong(bytes: 50_000), .text(Array("after".utf8)), .tooLong(bytes: 50_000)])
     }
 
+    @Test func aLineOverTheLimitInARegularFileIsSkippedToo() throws {
+        // A file hands the reader a long line and its newline in one read.
+        let directory = try TemporaryDirectory()
+        let long = [UInt8](repeating: UInt8(ascii: "z"), count: 50_000)
+        let path = try directory.file("lines.jsonl", Array("ok\n".utf8) + long + Array("\nafter\n".utf8) + long)
+        let reader = try JSONLinesReader(path: path, maximumLength: 1_000)
+        var lines = [JSONLinesReader.Line]()
+        while let line = try reader.next() { lines.append(line) }
+        #expect(lines == [.text(Array("ok".utf8)), .tooLong(bytes: 50_000), .text(Array("after".utf8)), .tooLong(bytes: 50_000)])
+    }
+
     @Test func aLineOfExactlyTheLimitIsText() throws {
         let line = [UInt8](repeating: UInt8(ascii: "y"), count: 1_000)
         #expect(try Self.lines(of: line + [0x0A] + line, maximumLength: 1_000, piece: 333) == [.text(line), .text(line)])

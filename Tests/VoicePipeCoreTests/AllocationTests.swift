@@ -1,3 +1,4 @@
+import AllocationCounting
 import Testing
 import VoicePipeCore
 import VoicePipeTestSupport

@@ -1,3 +1,4 @@
+import AllocationCounting
 import Foundation
 import Testing
 @testable import VoicePipeCore

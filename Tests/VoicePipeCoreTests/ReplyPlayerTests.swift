@@ -28,13 +28,12 @@ struct ReplyPlayerTests {
         #expect(player.framesPlayed == 24_000)
     }
 
-    @Test func anInterruptionCutsWhatWasNotHeardWithAFade() throws {
+    @Test func anInterruptionCutsWhatWasNotHeardWithAFadeAndTheNextReplyStartsFresh() throws {
         let sink = RecordingSink()
         let player = try ReplyPlayer(sink: sink)
         try player.play(Self.chunk([Int16](repeating: 16_384, count: 4_800)))
         // 4 800 − 1 440 frames (the pre-roll) were heard; the pre-roll is cut with a 5 ms fade.
         try player.interrupt()
-        try player.finish()
         #expect(player.interruptions == 1)
         let heard = sink.channels[0]
         #expect(heard.count == 4_800 - 1_440 + 120)
@@ -42,12 +41,30 @@ struct ReplyPlayerTests {
         let fade = heard.suffix(120)
         #expect(zip(fade, fade.dropFirst()).allSatisfy { $0 >= $1 }, "the fade only falls")
         #expect(fade.last ?? 1 < 0.01)
-        // The next reply starts fresh, at full level.
-        let next = RecordingSink()
-        let again = try ReplyPlayer(sink: next)
-        try again.play(Self.chunk([Int16](repeating: 8_192, count: 480)))
-        try again.finish()
-        #expect(next.channels[0] == [Float](repeating: 0.25, count: 480))
+        // The same player plays the next reply from its first sample, at full level.
+        try player.play(Self.chunk([Int16](repeating: 8_192, count: 480)))
+        try player.finish()
+        #expect(Array(sink.channels[0].dropFirst(heard.count)) == [Float](repeating: 0.25, count: 480))
+    }
+
+    /// A 5 ms fade is 480 frames at 96 kHz and 960 at 192 kHz: two and four render periods.
+    @Test(arguments: [96_000.0, 192_000.0])
+    func fadesLongerThanARenderPeriodPlayWhole(rate: Double) throws {
+        let sink = RecordingSink()
+        let format = try PlayerFormat(FormatGuard.validate(AudioFormat(sampleRate: rate, channelCount: 2, sampleType: .float32, isInterleaved: false)))
+        let player = try ReplyPlayer(sink: sink, format: format)
+        let fadeFrames = Int((rate * 0.005).rounded())
+        for reply in 1...3 {
+            try player.play(Self.chunk([Int16](repeating: 16_384, count: 4_800)))
+            let heard = player.framesPlayed
+            try player.interrupt()
+            #expect(player.framesPlayed == heard + fadeFrames, "reply \(reply): the whole fade plays")
+            let fade = sink.channels[0].suffix(fadeFrames)
+            #expect(zip(fade, fade.dropFirst()).allSatisfy { $0 >= $1 } && fade.last ?? 1 < 0.01, "reply \(reply)")
+        }
+        try player.finish()
+        #expect(sink.channels[0] == sink.channels[1])
+        #expect(player.interruptions == 3)
     }
 
     @Test func aChunkAtAnUnplayableRateIsRefusedWholeAndPlayingGoesOn() throws {
@@ -110,7 +127,7 @@ struct PCMPlaybackConverterTests {
     func otherRatesAndChannelCountsGiveTheExactLengthAndTheAverageOnEveryChannel(framesPerCall: Int) throws {
         let source = try FormatGuard.validate(AudioFormat(sampleRate: 44_100, channelCount: 2, sampleType: .int16))
         let converter = try PCMPlaybackConverter(source: source, player: Self.player(rate: 48_000, channels: 3))
-        // The same tone in both channels at opposite signs but one: their average is half of it.
+        // The tone in the left channel, silence in the right: their average is half the tone.
         let tone = Signals.sine(frequency: 1_000, amplitude: 0.5, sampleRate: 44_100, frames: 44_100)
         let out = try Self.run(converter, Signals.int16(Signals.interleave([tone, tone.map { $0 * 0 }])), framesPerCall: framesPerCall)
         #expect(out.allSatisfy { $0.count == 48_000 })

@@ -1,3 +1,4 @@
+import AllocationCounting
 import Foundation
 import Synchronization
 import Testing

@@ -73,5 +73,16 @@ struct FileStreamingTests {
             #expect(message.contains("does not exist"))
             #expect(code == SystemErrorCode(.posix, ENOENT, message: String(cString: strerror(ENOENT))), "not code 0")
         }
+        // A disk that is full when the header is written: the system's errno, not libsndfile's
+        // "system error", and the code said once.
+        let full = AudioFileSink(path: "/dev/full")
+        do {
+            try full.connect(.playback)
+            Issue.record("the sink connected to /dev/full")
+        } catch {
+            guard case .failed(_, let code) = error else { Issue.record("\(error)"); return }
+            #expect(code == .posix(ENOSPC))
+            #expect(error.description == "cannot create '/dev/full': the file could not be started: no space left on device; check free space and the path (errno \(ENOSPC))")
+        }
     }
 }

@@ -112,7 +112,7 @@ enum Report {
         func line(_ s: String = "") { out += s + "\n" }
         line("### Heap allocations per chunk in steady state")
         line()
-        line("Counted on the benchmark thread by `VoicePipeTestSupport`'s allocation counter (the tests' own; interposed malloc/calloc/realloc/memalign) over up to \(r.allocations.map(\.chunks).max() ?? 0) chunks of each cell's stream, after its timed repetitions; shown as 10 / 20 / 100 ms chunks.")
+        line("Counted on the benchmark thread by the tests' own allocation counter (Sources/CAllocationCounter, interposed malloc/calloc/realloc/memalign) over up to \(r.allocations.map(\.chunks).max() ?? 0) chunks of each cell's stream, after its timed repetitions; shown as 10 / 20 / 100 ms chunks.")
         line()
         let workloads = Workload.all.filter { w in r.allocations.contains { $0.workload == w.id } }
         line("| contender | " + workloads.map(\.id).joined(separator: " | ") + " |")

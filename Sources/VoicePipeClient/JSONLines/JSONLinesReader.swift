@@ -80,7 +80,9 @@ public final class JSONLinesReader {
                     skipping = nil
                     return .tooLong(bytes: skipped + (lineEnd - lineStart))
                 }
-                return .text(bytes(lineStart, trimmingCarriageReturnBefore: lineEnd))
+                let line = bytes(lineStart, trimmingCarriageReturnBefore: lineEnd)
+                // A long line can arrive whole in one read: the limit holds however it came.
+                return line.count > maximumLength ? .tooLong(bytes: lineEnd - lineStart) : .text(line)
             }
             scanFrom = end
             if end - start > maximumLength {
@@ -97,7 +99,8 @@ public final class JSONLinesReader {
                     skipping = nil
                     return .tooLong(bytes: skipped + (end - start))
                 }
-                return .text(bytes(start, trimmingCarriageReturnBefore: end))
+                let line = bytes(start, trimmingCarriageReturnBefore: end)
+                return line.count > maximumLength ? .tooLong(bytes: end - start) : .text(line)
             }
             let shift = start
             try fill()

@@ -33,4 +33,17 @@ public struct SystemErrorCode: Sendable, Hashable, CustomStringConvertible {
 
     /// "ALSA error -16: Device or resource busy": the code with the library's own words.
     public var detailedDescription: String { message.isEmpty ? description : "\(description): \(message)" }
+
+    /// The library's words fitted inside a sentence: lower case first ("no space left on device"),
+    /// no closing full stop, and "System error : " dropped from libsndfile's system errors.
+    public var messageInSentence: String {
+        var text = Substring(message)
+        if text.hasPrefix("System error : ") { text = text.dropFirst("System error : ".count) }
+        while let last = text.last, last == "." || last == " " || last == "\n" { text = text.dropLast() }
+        guard let first = text.first else { return "" }
+        // Lower-case a leading capital only when the next letter is lower case: keep "ALSA", "FLAC".
+        let second = text.dropFirst().first
+        if first.isUppercase, second?.isLowercase ?? true { return first.lowercased() + text.dropFirst() }
+        return String(text)
+    }
 }

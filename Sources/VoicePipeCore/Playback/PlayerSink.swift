@@ -8,10 +8,10 @@ public enum PlayerSinkError: Error, Sendable, Hashable, CustomStringConvertible 
     case channelCountMismatch(expected: Int, received: Int)
     /// Connecting with a format other than the one the device plays.
     case formatMismatch(expected: String, received: String)
-    /// Playing before connecting, or after closing.
+    /// Playing before connecting, or after disconnecting.
     case notConnected
-    /// The device or file behind the sink failed: what happened, and the failing call's code
-    /// (ALSA's, libsndfile's, errno) where one failed.
+    /// The device or file behind the sink failed: a sentence naming the device or file and what
+    /// happened, and the failing call's code (ALSA's, libsndfile's, errno) where one failed.
     case failed(String, code: SystemErrorCode?)
 
     public var description: String {
@@ -27,7 +27,7 @@ public enum PlayerSinkError: Error, Sendable, Hashable, CustomStringConvertible 
         case .notConnected:
             "the player is not connected; connect it to a format first"
         case .failed(let message, let code):
-            "the player failed: \(message)\(code.map { " (\($0))" } ?? "")"
+            message + (code.map { " (\($0))" } ?? "")
         }
     }
 }

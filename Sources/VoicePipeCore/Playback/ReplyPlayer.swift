@@ -167,20 +167,24 @@ public final class ReplyPlayer {
         }
     }
 
-    /// Renders up to `frames` frames of queued audio to the sink (no silence: the caller's thread
-    /// is not a clock to fill).
+    /// Renders up to `frames` frames of queued audio to the sink, a period at a time (no silence:
+    /// the caller's thread is not a clock to fill).
     @discardableResult
     private func render(frames: Int) throws(ReplyPlayerError) -> Int {
-        guard frames > 0 else { return 0 }
-        let played = queue.render(into: period, channelStride: frames, frameCount: frames)
-        guard played > 0 else { return 0 }
-        do {
-            try sink.play(PlaybackBuffer(base: period, frameCount: played, channelCount: format.channelCount, channelStride: frames))
-        } catch {
-            throw .sink(error)
+        var rendered = 0
+        while rendered < frames {
+            let count = min(Self.periodFrames, frames - rendered)
+            let played = queue.render(into: period, channelStride: count, frameCount: count)
+            guard played > 0 else { break }
+            do {
+                try sink.play(PlaybackBuffer(base: period, frameCount: played, channelCount: format.channelCount, channelStride: count))
+            } catch {
+                throw .sink(error)
+            }
+            framesPlayed += played
+            rendered += played
         }
-        framesPlayed += played
-        return played
+        return rendered
     }
 
     private static func failure(_ error: any Error) -> ReplyPlayerError {

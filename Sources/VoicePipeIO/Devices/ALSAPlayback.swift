@@ -65,7 +65,7 @@ public final class ALSAPlayback: PlaybackHardware {
         }
         guard !pcm.isClosed else { throw .notConnected }
         let prepared = snd_pcm_prepare(pcm.handle)
-        guard prepared == 0 else { throw .failed("the stream could not be prepared", code: ALSA.code(prepared)) }
+        guard prepared == 0 else { throw Self.failure("'\(name)' could not prepare its stream", prepared) }
     }
 
     public func write(_ buffer: PlaybackBuffer) throws(PlayerSinkError) {
@@ -92,9 +92,9 @@ public final class ALSAPlayback: PlaybackHardware {
                 // sleep): alsa-lib's recovery prepares or resumes the stream, and playback carries on.
                 if -code == EPIPE { underruns += 1 }
                 let recovered = snd_pcm_recover(pcm.handle, code, 1)
-                guard recovered == 0 else { throw .failed("the stream could not recover from an underrun or suspend", code: ALSA.code(recovered)) }
+                guard recovered == 0 else { throw Self.failure("'\(name)' could not recover from an underrun or suspend", recovered) }
             default:
-                throw .failed("writing to the device failed", code: ALSA.code(code))
+                throw Self.failure("writing to '\(name)' failed", code)
             }
         }
     }
@@ -103,7 +103,7 @@ public final class ALSAPlayback: PlaybackHardware {
         guard !pcm.isClosed else { return }
         let drained = snd_pcm_drain(pcm.handle)
         guard drained == 0 || drained == -EBADFD else {
-            throw .failed("playing out the device's buffer failed", code: ALSA.code(drained))
+            throw Self.failure("'\(name)' could not play out its buffer", drained)
         }
     }
 
@@ -113,7 +113,14 @@ public final class ALSAPlayback: PlaybackHardware {
         snd_pcm_drop(pcm.handle)
         pcm.close()
     }
+
+    /// A sink failure: what failed, alsa-lib's words for `result`, and the code.
+    private static func failure(_ what: String, _ result: Int32) -> PlayerSinkError {
+        let code = ALSA.code(result)
+        return .failed("\(what): \(code.messageInSentence)", code: code)
+    }
 }
+
 
 extension PlaybackDevice {
     /// Opens the ALSA playback device `name` with Float32 non-interleaved access at its native

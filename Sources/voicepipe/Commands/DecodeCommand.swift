@@ -57,7 +57,7 @@ struct DecodeCommand: Command {
         do {
             player = try ReplyPlayer(sink: sink, format: format)
         } catch {
-            throw CommandFailure("cannot create '\(output)': \(error)", exitCode: .cannotCreate)
+            throw CommandFailure(error.description, exitCode: .cannotCreate)
         }
         var report = DecodeReport()
         do {
