@@ -151,38 +151,24 @@ enum SndFile {
 enum POSIXFile {
     /// Opens `path` read-only.
     /// - Throws: ``AudioFileError/fileNotFound(path:)`` when nothing is there,
-    ///   ``AudioFileError/cannotOpen(path:reason:)`` for permissions, directories and other failures.
+    ///   ``AudioFileError/cannotOpen(path:reason:code:)`` for permissions, directories and other failures.
     static func openForReading(_ path: String) throws(AudioFileError) -> Int32 {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            let code = errno
-            if code == ENOENT { throw .fileNotFound(path: path) }
-            throw .cannotOpen(path: path, reason: reason(code), code: errorCode(code))
+        do {
+            return try SystemFile.openForReading(path)
+        } catch {
+            if error.isMissing { throw .fileNotFound(path: path) }
+            throw .cannotOpen(path: path, reason: error.reason, code: error.code)
         }
-        if isDirectory(descriptor) {
-            _ = close(descriptor)
-            throw .cannotOpen(path: path, reason: "it is a directory, not a file", code: errorCode(EISDIR))
-        }
-        return descriptor
     }
 
     /// Creates (or truncates) `path` for writing.
-    /// - Throws: ``AudioFileError/cannotCreate(path:reason:)`` with a reason that says what to do.
+    /// - Throws: ``AudioFileError/cannotCreate(path:reason:code:)`` with a reason that says what to do.
     static func createForWriting(_ path: String) throws(AudioFileError) -> Int32 {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
-        guard descriptor >= 0 else {
-            let code = errno
-            let advice: String
-            switch code {
-            case ENOENT: advice = "the directory '\(directory(of: path))' does not exist; create it first or choose another path"
-            case EACCES, EPERM: advice = "permission denied; choose a directory you can write to"
-            case EISDIR: advice = "it is a directory; give a file name inside it"
-            case EROFS: advice = "the file system is read-only; choose another location"
-            default: advice = "\(reason(code)); choose another path"
-            }
-            throw .cannotCreate(path: path, reason: advice, code: errorCode(code))
+        do {
+            return try SystemFile.createForWriting(path)
+        } catch {
+            throw .cannotCreate(path: path, reason: error.reason, code: error.code)
         }
-        return descriptor
     }
 
     /// Whether the descriptor is a regular file (the header probe reads by offset only from those).
@@ -219,26 +205,5 @@ enum POSIXFile {
             }
             return Array(bytes.prefix(filled))
         }
-    }
-
-    /// `strerror`, lower-cased at the start to sit inside a sentence.
-    static func reason(_ code: Int32) -> String {
-        errorCode(code).messageInSentence
-    }
-
-    /// An errno value with the system's text for it.
-    static func errorCode(_ code: Int32) -> SystemErrorCode {
-        .posix(code)
-    }
-
-    private static func isDirectory(_ descriptor: Int32) -> Bool {
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { return false }
-        return status.st_mode & S_IFMT == S_IFDIR
-    }
-
-    private static func directory(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 }

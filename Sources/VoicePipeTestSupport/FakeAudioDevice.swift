@@ -16,6 +16,7 @@ public final class FakeAudioDevice: CaptureHardware, PlaybackHardware {
 
     private struct State: Sendable {
         var tap: CaptureTap?
+        var onEnd: (@Sendable () -> Void)?
         var tapInstallations = 0
         var playerStarts = 0
         var frames = 0
@@ -47,7 +48,7 @@ public final class FakeAudioDevice: CaptureHardware, PlaybackHardware {
 
     // MARK: Capture
 
-    public func installTap(format: ValidatedFormat, _ tap: @escaping CaptureTap) throws(AudioDeviceError) {
+    public func installTap(format: ValidatedFormat, _ tap: @escaping CaptureTap, onEnd: @escaping @Sendable () -> Void = {}) throws(AudioDeviceError) {
         // The hardware's own check, which a real device answers with a crash: the tap's format
         // must be exactly what the device reported (an invalid report can therefore never get here).
         precondition(format.audioFormat == reportedFormat,
@@ -55,6 +56,7 @@ public final class FakeAudioDevice: CaptureHardware, PlaybackHardware {
         try state.withLock { state throws(AudioDeviceError) in
             guard state.tap == nil else { throw .alreadyStarted(device: name) }
             state.tap = tap
+            state.onEnd = onEnd
             state.tapInstallations += 1
             state.stopped = false
         }
@@ -66,31 +68,38 @@ public final class FakeAudioDevice: CaptureHardware, PlaybackHardware {
     public func deliver(_ bytes: UnsafeRawBufferPointer) -> CaptureTapAction {
         guard let tap = state.withLock({ $0.stopped ? nil : $0.tap }) else { return .stop }
         let action = tap(bytes)
-        state.withLock { state in
-            state.frames += bytes.count / max(reportedFormat.bytesPerFrame, 1)
-            if action == .stop { state.stopped = true }
-        }
+        state.withLock { $0.frames += bytes.count / max(reportedFormat.bytesPerFrame, 1) }
+        if action == .stop { end() }
         return action
     }
 
     /// Ends the stream as an unplugged device would: ``waitUntilStopped()`` throws.
     public func fail(_ code: SystemErrorCode) {
-        state.withLock { state in
-            state.failure = .deviceLost(device: name, code, framesBefore: state.frames)
-            state.stopped = true
-        }
+        state.withLock { $0.failure = .deviceLost(device: name, code, framesBefore: $0.frames) }
+        end()
     }
 
     public func requestStop() {
-        state.withLock { $0.stopped = true }
+        end()
+    }
+
+    /// Marks the stream stopped and, the first time, runs its end handler (outside the lock, as
+    /// the audio thread of a real device would).
+    private func end() {
+        let onEnd = state.withLock { state -> (@Sendable () -> Void)? in
+            state.stopped = true
+            defer { state.onEnd = nil }
+            return state.onEnd
+        }
+        onEnd?()
     }
 
     public var isStreaming: Bool { state.withLock { $0.tap != nil && !$0.stopped } }
 
     /// Returns at once (the fake has no thread): the report so far, or the failure set by ``fail(_:)``.
     public func waitUntilStopped() throws(AudioDeviceError) -> CaptureReport {
+        end()
         let (frames, failure) = state.withLock { state in
-            state.stopped = true
             state.tap = nil
             return (state.frames, state.failure)
         }

@@ -35,8 +35,8 @@ struct DeviceCommandTests {
         let result = try CommandRunner.run(["devices"])
         #expect(result.status == 0, "\(result)")
         #expect(result.stdout.contains("null: Discard all samples"))
-        #expect(result.stdout.contains("  capture:  48000 Hz, stereo, Float32, interleaved — guard: usable"))
-        #expect(result.stdout.contains("  playback: 48000 Hz, stereo, Float32, deinterleaved — guard: usable"))
+        #expect(result.stdout.contains("  capture:  48000 Hz, 2 channels, Float32, interleaved — guard: usable"))
+        #expect(result.stdout.contains("  playback: 48000 Hz, 2 channels, Float32, deinterleaved — guard: usable"))
     }
 
     @Test func recordAndPlayOnAMissingDeviceExit69WithOneLineAndNoOutput() throws {
@@ -59,7 +59,7 @@ struct DeviceCommandTests {
         let record = try CommandRunner.run(["record", "--device", "vp_cap", "--rate", "48000", "--channels", "2", "--sample-type", "int16",
                                             "--seconds", "1.5", "--out", recorded], environment: environment)
         #expect(record.status == 0, "\(record)")
-        #expect(record.stderr.hasPrefix("recorded 1.500 s from 'vp_cap' (48000 Hz, stereo, Int16, interleaved) to '\(recorded)': 24000 frames at 16000 Hz;"), "\(record)")
+        #expect(record.stderr.hasPrefix("recorded 1.500 s from 'vp_cap' (48000 Hz, 2 channels, Int16, interleaved) to '\(recorded)': 24000 frames at 16000 Hz;"), "\(record)")
         let convert = try CommandRunner.run(["convert", input.wav, converted])
         #expect(convert.status == 0, "\(convert)")
         let fromDevice = try AudioFiles.read(recorded, as: Int16.self).samples
@@ -101,7 +101,7 @@ struct DeviceCommandTests {
         try WAVBytes.pcm16(rate: 24_000, channels: 1, samples: samples).write(to: URL(fileURLWithPath: wav))
         let play = try CommandRunner.run(["play", wav, "--device", "vp_play"], environment: environment)
         #expect(play.status == 0, "\(play)")
-        #expect(play.stderr == "played 1.000 s of '\(wav)' (24000 Hz, mono, Int16) on 'vp_play' (24000 Hz, mono, Float32)\n")
+        #expect(play.stderr == "played 1.000 s of '\(wav)' (24000 Hz, 1 channel, Int16) on 'vp_play' (24000 Hz, 1 channel, Float32)\n")
         let written = try Data(contentsOf: URL(fileURLWithPath: outfile))
         let expected = samples.flatMap { value -> [UInt8] in
             let bits = (Float(value) / 32768).bitPattern
@@ -136,7 +136,7 @@ struct DeviceCommandTests {
         let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "\(stderr)")
-        #expect(stderr.contains("recorded ") && stderr.contains(" from 'null' (8000 Hz, mono, Float32) to '\(out)'"), "\(stderr)")
+        #expect(stderr.contains("recorded ") && stderr.contains(" from 'null' (8000 Hz, 1 channel, Float32) to '\(out)'"), "\(stderr)")
         // A complete WAV: its header agrees with its data, all of it digital silence.
         let samples = try AudioFiles.read(out, as: Int16.self).samples
         #expect(!samples.isEmpty && samples.allSatisfy { $0 == 0 })

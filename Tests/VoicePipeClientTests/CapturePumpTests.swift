@@ -115,12 +115,23 @@ struct CapturePumpTests {
         let unplugged = SystemErrorCode(.alsa, -19, message: "No such device")
         fake.fail(unplugged)
         let (result, samples, _) = wait()
-        guard case .failure(CapturePumpError.deviceLost(.deviceLost(device: "usb", unplugged, framesBefore: 9_600), let report)) = result else {
+        guard case .failure(CapturePumpError.deviceLost(.deviceLost(device: "usb", unplugged, framesBefore: 9_600), let framesKept)) = result else {
             Issue.record("expected deviceLost, got \(result)")
             return
         }
-        #expect(report.framesKept == 9_600)
+        #expect(framesKept == 9_600)
         #expect(samples == (try Self.converted(audio, format: device.format)))
+    }
+
+    @Test func aStreamsEndHandlerRunsOnceHoweverItIsStopped() throws {
+        let fake = FakeAudioDevice(name: "mic", format: Self.format)
+        let device = try CaptureDevice(fake)
+        let ends = Mutex(0)
+        try device.installTap({ _ in .proceed }, onEnd: { ends.withLock { $0 += 1 } })
+        fake.requestStop()
+        fake.requestStop()
+        _ = try device.waitUntilStopped()
+        #expect(ends.withLock { $0 } == 1, "the end handler runs once, however the stream is told to stop")
     }
 
     @Test func aFailingConsumerStopsTheDeviceAndItsErrorComesBack() throws {

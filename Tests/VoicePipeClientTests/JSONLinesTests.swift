@@ -62,7 +62,7 @@ struct JSONLinesTests {
             Issue.record("a directory opened as JSON Lines")
         } catch {
             guard case .cannotOpen(_, let reason, let code) = error else { Issue.record("\(error)"); return }
-            #expect(reason == "it is a directory" && code?.value == EISDIR)
+            #expect(reason == "it is a directory, not a file" && code?.value == EISDIR)
         }
         #expect(throws: JSONLinesError.self) { try JSONLinesWriter(path: directory.path("no/such/dir/out.jsonl")) }
     }

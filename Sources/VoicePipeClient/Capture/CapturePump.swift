@@ -23,8 +23,9 @@ public enum CapturePumpError: Error, Sendable, CustomStringConvertible {
     case formatMismatch(device: ValidatedFormat, converter: ValidatedFormat)
     /// The device would not start (the tap was never installed).
     case startFailed(AudioDeviceError)
-    /// The device failed mid-stream; every frame captured before it was converted and delivered.
-    case deviceLost(AudioDeviceError, CapturePumpReport)
+    /// The device failed mid-stream; every frame captured before it was converted and delivered:
+    /// `framesKept` device frames (overruns before the loss are not known).
+    case deviceLost(AudioDeviceError, framesKept: Int)
 
     public var description: String {
         switch self {
@@ -44,8 +45,8 @@ public enum CapturePumpError: Error, Sendable, CustomStringConvertible {
 /// ```
 ///
 /// The tap only copies into the ring, counts, and signals a semaphore (`sem_post`, which never
-/// blocks); the caller's thread waits on that semaphore, so it wakes when audio arrives rather
-/// than on a timer. A buffer that does not fit in the ring is dropped whole and counted, so a
+/// blocks); so does the end of the stream. The caller's thread waits on that semaphore, so it
+/// wakes when audio arrives or the stream ends, rather than on a timer. A buffer that does not fit in the ring is dropped whole and counted, so a
 /// slow consumer costs audio, never the audio thread's deadline.
 public final class CapturePump: @unchecked Sendable {
     // Safety: `ring`, `signal` and the atomics are shared with the audio thread, each built for
@@ -57,9 +58,9 @@ public final class CapturePump: @unchecked Sendable {
     private let frameLimit: Int?
     private let counters = TapCounters()
     private var started = false
-    /// How long the converter thread waits for the tap before looking whether the stream ended
-    /// (a device that fails calls no tap).
-    private static let idleWaitSeconds = 0.1
+    /// How long the converter thread waits at most before looking at the stream again; the tap
+    /// and the end of the stream both wake it sooner, so this only bounds a lost wake-up.
+    private static let idleWaitSeconds = 0.5
 
     /// - Parameters:
     ///   - device: a capture device whose format passed the guard.
@@ -74,7 +75,8 @@ public final class CapturePump: @unchecked Sendable {
         self.device = device
         self.converter = converter
         self.frameLimit = frameLimit.map { max($0, 1) }
-        let frames = max(Int((device.format.sampleRate * max(ringSeconds, 0.05)).rounded()), 4_096)
+        let seconds = ringSeconds.isFinite ? min(max(ringSeconds, 0.05), 60) : 2
+        let frames = max(Int((device.format.sampleRate * seconds).rounded()), 4_096)
         ring = AudioRing(capacity: frames * device.format.bytesPerFrame)
     }
 
@@ -118,6 +120,8 @@ public final class CapturePump: @unchecked Sendable {
             device.stop()
             _ = try? device.waitUntilStopped()
             converter.reset()
+            // What the tap wrote after the failure belongs to this stream, not the next one.
+            while ring.read(into: scratch, granularity: bytesPerFrame) > 0 {}
             throw error
         }
         let ended = Result { () throws(AudioDeviceError) in try device.waitUntilStopped() }
@@ -128,9 +132,7 @@ public final class CapturePump: @unchecked Sendable {
         case .success(let report):
             return CapturePumpReport(device: report, framesKept: offered - lost, framesDropped: lost)
         case .failure(let error):
-            var frames = offered
-            if case .deviceLost(_, _, let before) = error { frames = before }
-            throw CapturePumpError.deviceLost(error, CapturePumpReport(device: CaptureReport(frames: frames, overruns: 0), framesKept: offered - lost, framesDropped: lost))
+            throw CapturePumpError.deviceLost(error, framesKept: offered - lost)
         }
     }
 
@@ -154,6 +156,8 @@ public final class CapturePump: @unchecked Sendable {
                 counters.offered.store(before + frames, ordering: .relaxed)
                 signal.signal()
                 return limit.map { before + frames >= $0 } == true ? .stop : .proceed
+            } onEnd: {
+                signal.signal()
             }
         } catch {
             started = false

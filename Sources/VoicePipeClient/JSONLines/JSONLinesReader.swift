@@ -1,5 +1,6 @@
 import Glibc
 import VoicePipeCore
+import VoicePipeIO
 
 /// Reads a file, standard input or any descriptor line by line (LF or CRLF), in bounded memory:
 /// JSON Lines, one message per line.
@@ -38,16 +39,12 @@ public final class JSONLinesReader {
             self.init(descriptor: STDIN_FILENO, name: "standard input", maximumLength: maximumLength, ownsDescriptor: false)
             return
         }
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            let code = errno
-            if code == ENOENT { throw .noSuchFile(path: path) }
-            throw .cannotOpen(path: path, reason: code == EACCES ? "permission denied" : posixCode(code).message, code: posixCode(code))
-        }
-        var status = stat()
-        if fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
-            close(descriptor)
-            throw .cannotOpen(path: path, reason: "it is a directory", code: posixCode(EISDIR))
+        let descriptor: Int32
+        do {
+            descriptor = try SystemFile.openForReading(path)
+        } catch {
+            if error.isMissing { throw .noSuchFile(path: path) }
+            throw .cannotOpen(path: path, reason: error.reason, code: error.code)
         }
         self.init(descriptor: descriptor, name: "'\(path)'", maximumLength: maximumLength, ownsDescriptor: true)
     }
@@ -140,7 +137,7 @@ public final class JSONLinesReader {
                 return
             }
             if errno == EINTR { continue }
-            throw .readFailed(name: name, code: posixCode(errno))
+            throw .readFailed(name: name, code: .posix(errno))
         }
     }
 }

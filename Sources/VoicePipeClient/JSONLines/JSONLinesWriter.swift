@@ -1,5 +1,6 @@
 import Glibc
 import VoicePipeCore
+import VoicePipeIO
 
 /// Buffered JSON Lines output to a file, standard output or any descriptor: one message per line.
 ///
@@ -15,14 +16,18 @@ public final class JSONLinesWriter {
     private static let flushThreshold = 1 << 16
 
     /// Creates (or truncates) `path`, or writes to standard output for "-".
-    /// - Throws: ``JSONLinesError/cannotCreate(path:code:)``.
+    /// - Throws: ``JSONLinesError/cannotCreate(path:reason:code:)``.
     public convenience init(path: String) throws(JSONLinesError) {
         if path == "-" {
             self.init(descriptor: STDOUT_FILENO, name: "standard output", ownsDescriptor: false)
             return
         }
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw .cannotCreate(path: path, code: posixCode(errno)) }
+        let descriptor: Int32
+        do {
+            descriptor = try SystemFile.createForWriting(path)
+        } catch {
+            throw .cannotCreate(path: path, reason: error.reason, code: error.code)
+        }
         self.init(descriptor: descriptor, name: "'\(path)'", ownsDescriptor: true)
     }
 
@@ -75,7 +80,7 @@ public final class JSONLinesWriter {
             let result = write(descriptor, base + offset, count - offset)
             if result < 0 {
                 if errno == EINTR { continue }
-                throw .writeFailed(name: name, code: posixCode(errno))
+                throw .writeFailed(name: name, code: .posix(errno))
             }
             offset += result
         }

@@ -37,7 +37,9 @@ public protocol CaptureHardware: AnyObject, Sendable {
     var reportedFormat: AudioFormat { get }
     /// Starts streaming buffers of `format` to `tap` on the device's own thread. On real hardware
     /// a tap with an invalid format is a crash, which is why this takes only a validated format.
-    func installTap(format: ValidatedFormat, _ tap: @escaping CaptureTap) throws(AudioDeviceError)
+    /// `onEnd` runs once when the stream has ended (by a stop, the tap, or a failure), after the
+    /// last call of the tap, on whichever thread ended it; like the tap, it must return quickly.
+    func installTap(format: ValidatedFormat, _ tap: @escaping CaptureTap, onEnd: @escaping @Sendable () -> Void) throws(AudioDeviceError)
     /// Asks the stream to end after the current buffer; returns at once, from any thread.
     func requestStop()
     /// Whether a stream is running (a tap installed and the stream not yet ended); any thread.
@@ -77,9 +79,10 @@ public final class CaptureDevice: Sendable {
         }
     }
 
-    /// Starts the stream: `tap` receives every buffer on the audio thread (see ``CaptureTap``).
-    public func installTap(_ tap: @escaping CaptureTap) throws(AudioDeviceError) {
-        try hardware.installTap(format: format, tap)
+    /// Starts the stream: `tap` receives every buffer on the audio thread (see ``CaptureTap``);
+    /// `onEnd` runs once when the stream has ended, after the last buffer.
+    public func installTap(_ tap: @escaping CaptureTap, onEnd: @escaping @Sendable () -> Void = {}) throws(AudioDeviceError) {
+        try hardware.installTap(format: format, tap, onEnd: onEnd)
     }
 
     /// Asks the stream to end; returns at once, from any thread (a signal handler's queue included).

@@ -52,7 +52,7 @@ public final class ALSACapture: CaptureHardware {
 
     /// Starts the audio thread. `format` must be the negotiated format: the device writes frames
     /// of that size whatever the caller believes.
-    public func installTap(format: ValidatedFormat, _ tap: @escaping CaptureTap) throws(AudioDeviceError) {
+    public func installTap(format: ValidatedFormat, _ tap: @escaping CaptureTap, onEnd: @escaping @Sendable () -> Void = {}) throws(AudioDeviceError) {
         try control.withLock { control throws(AudioDeviceError) in
             guard format.audioFormat == reportedFormat else {
                 throw .formatMismatch(device: name, expected: reportedFormat.description, received: format.description)
@@ -66,7 +66,7 @@ public final class ALSACapture: CaptureHardware {
             guard prepared == 0 else {
                 throw .startFailed(device: name, ALSA.code(prepared))
             }
-            let context = CaptureThreadContext(capture: self, tap: tap, bytesPerFrame: reportedFormat.bytesPerFrame)
+            let context = CaptureThreadContext(capture: self, tap: tap, onEnd: onEnd, bytesPerFrame: reportedFormat.bytesPerFrame)
             let unmanaged = Unmanaged.passRetained(context)
             var thread = pthread_t()
             running.store(true, ordering: .releasing)
@@ -78,7 +78,7 @@ public final class ALSACapture: CaptureHardware {
             guard created == 0 else {
                 running.store(false, ordering: .releasing)
                 unmanaged.release()
-                throw .startFailed(device: name, SystemErrorCode(.posix, created, message: String(cString: strerror(created))))
+                throw .startFailed(device: name, .posix(created))
             }
             control.thread = thread
         }
@@ -121,7 +121,7 @@ public final class ALSACapture: CaptureHardware {
     /// The audio thread's loop. The PCM is non-blocking: with no data yet it waits in
     /// `snd_pcm_wait` for at most ``waitMilliseconds``, so a stop request is seen even when the
     /// device has stalled.
-    fileprivate func run(tap: CaptureTap, bytesPerFrame: Int) {
+    fileprivate func run(tap: CaptureTap, onEnd: () -> Void, bytesPerFrame: Int) {
         let handle = pcm.handle
         let byteCount = periodFrames * bytesPerFrame
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: 16)
@@ -157,6 +157,7 @@ public final class ALSACapture: CaptureHardware {
         snd_pcm_drop(handle)
         failureCode.store(Int(failure), ordering: .relaxed)
         running.store(false, ordering: .releasing)
+        onEnd()
     }
 }
 
@@ -164,16 +165,18 @@ public final class ALSACapture: CaptureHardware {
 private final class CaptureThreadContext: @unchecked Sendable {
     let capture: ALSACapture
     let tap: CaptureTap
+    let onEnd: @Sendable () -> Void
     let bytesPerFrame: Int
 
-    init(capture: ALSACapture, tap: @escaping CaptureTap, bytesPerFrame: Int) {
+    init(capture: ALSACapture, tap: @escaping CaptureTap, onEnd: @escaping @Sendable () -> Void, bytesPerFrame: Int) {
         self.capture = capture
         self.tap = tap
+        self.onEnd = onEnd
         self.bytesPerFrame = bytesPerFrame
     }
 
     func run() {
-        capture.run(tap: tap, bytesPerFrame: bytesPerFrame)
+        capture.run(tap: tap, onEnd: onEnd, bytesPerFrame: bytesPerFrame)
     }
 }
 

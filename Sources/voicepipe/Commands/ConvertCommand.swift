@@ -1,5 +1,4 @@
 import VoicePipeCore
-import VoicePipeIO
 
 /// `voicepipe convert`: any audio file to the capture format, 16 kHz mono Int16 WAV.
 struct ConvertCommand: Command {
@@ -36,34 +35,11 @@ struct ConvertCommand: Command {
     }
 
     func run() throws(CommandFailure) -> ExitCode {
-        let reader = try InputFile.open(input, raw: raw)
-        let format = reader.format
-        let converter = try capture.converter(for: format, source: "'\(input)'")
-        let target = AudioFormat.captureTarget
-        let writer: AudioFileWriter
-        do {
-            writer = try AudioFileWriter(path: output, sampleRate: Int(target.sampleRate), channelCount: target.channelCount, encoding: .int16)
-        } catch {
-            throw CommandFailure(error)
-        }
-        var stats = CaptureStatistics()
-        let progress = ProgressLine(label: "converting", total: reader.info.frameCount.map { Double($0) / format.sampleRate }, unit: "s")
-        defer { progress.finish() }
-        let ending: FileReadEnding
-        do {
-            ending = try converter.convert(reader, progress: { progress.update(Double($0) / format.sampleRate) }) { frame in
-                try writer.write(frame.samples)
-                stats.add(frame)
-            }
-            try writer.close()
-        } catch {
-            try? writer.close()
-            let failure = CommandFailure.streaming(error, while: "converting '\(input)'")
-            throw CommandFailure("\(failure.message); the \(writer.framesWritten) frames converted before it are in '\(output)'", exitCode: failure.exitCode)
-        }
-        progress.finish()
-        if let warning = InputFile.truncationWarning(ending, path: input, done: "converted") { Console.error(warning) }
-        print("\(input) -> \(output): \(reader.framesRead) frames at \(AudioFormat.describe(rate: format.sampleRate)) (\(InputFile.seconds(reader.framesRead, rate: format.sampleRate))) -> \(stats.samples) frames at \(AudioFormat.describe(rate: target.sampleRate)) (\(InputFile.seconds(stats.samples, rate: target.sampleRate))); \(stats.summary)")
+        let job = FileCapture(input: input, raw: raw, capture: capture, destination: .wav(path: output))
+        let outcome = try job.run(doing: "converting", done: "converted")
+        let (reader, stats) = (outcome.reader, outcome.statistics)
+        let rate = reader.format.sampleRate, target = AudioFormat.captureTarget.sampleRate
+        print("\(input) -> \(output): \(reader.framesRead) frames at \(AudioFormat.describe(rate: rate)) (\(InputFile.seconds(reader.framesRead, rate: rate))) -> \(stats.samples) frames at \(AudioFormat.describe(rate: target)) (\(InputFile.seconds(stats.samples, rate: target))); \(stats.summary)")
         return .success
     }
 }

@@ -14,6 +14,13 @@ enum DeviceSupport {
         arguments.value("device") ?? "default"
     }
 
+    /// "48000 Hz, 2 channels, Int16, interleaved": a device or file format as the device commands
+    /// print it (the rate through Core's one rate formatter).
+    static func describe(_ format: AudioFormat) -> String {
+        let layout = format.channelCount > 1 ? (format.isInterleaved ? ", interleaved" : ", deinterleaved") : ""
+        return "\(AudioFormat.describe(rate: format.sampleRate)), \(Console.count(format.channelCount, "channel")), \(format.sampleType)\(layout)"
+    }
+
     /// The rate and channel preferences from the command line.
     static func preferences(_ arguments: Arguments, command: String) throws(CommandFailure) -> DevicePreferences {
         var preferences = DevicePreferences()

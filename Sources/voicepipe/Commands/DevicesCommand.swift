@@ -66,7 +66,7 @@ struct DevicesCommand: Command {
             let others = capabilities.sampleFormats.count - named.count
             let formats = (named.isEmpty ? ["none VoicePipe reads"] : named).joined(separator: " ") + (others > 0 ? " (+\(others) more)" : "")
             let indent = String(repeating: " ", count: 12)
-            return label + "\(capabilities.negotiated) — \(verdict)\n"
+            return label + "\(DeviceSupport.describe(capabilities.negotiated)) — \(verdict)\n"
                 + indent + "rates \(rates)\(common)\n"
                 + indent + "channels \(channels); formats \(formats)"
         }

@@ -1,6 +1,4 @@
-import VoicePipeClient
 import VoicePipeCore
-import VoicePipeIO
 
 /// `voicepipe encode`: an audio file to the `audio.chunk` messages a voice session sends.
 struct EncodeCommand: Command {
@@ -39,29 +37,11 @@ struct EncodeCommand: Command {
     }
 
     func run() throws(CommandFailure) -> ExitCode {
-        let reader = try InputFile.open(input, raw: raw)
-        let converter = try capture.converter(for: reader.format, source: "'\(input)'")
-        let lines: JSONLinesWriter
-        do { lines = try JSONLinesWriter(path: output) } catch { throw CommandFailure(error) }
-        var stats = CaptureStatistics()
-        let rate = reader.format.sampleRate
-        let sampleRate = Int(AudioFormat.captureTarget.sampleRate)
-        let progress = ProgressLine(label: "encoding", total: reader.info.frameCount.map { Double($0) / rate }, unit: "s")
-        defer { progress.finish() }
-        let ending: FileReadEnding
-        do {
-            ending = try converter.convert(reader, progress: { progress.update(Double($0) / rate) }) { frame in
-                try lines.appendAudioChunk(frame.samples, sampleRate: sampleRate)
-                stats.add(frame)
-            }
-            try lines.flush()
-        } catch {
-            throw CommandFailure.streaming(error, while: "encoding '\(input)'")
-        }
-        progress.finish()
-        if let warning = InputFile.truncationWarning(ending, path: input, done: "encoded") { Console.error(warning) }
+        let job = FileCapture(input: input, raw: raw, capture: capture, destination: .jsonLines(path: output))
+        let stats = try job.run(doing: "encoding", done: "encoded").statistics
+        let target = AudioFormat.captureTarget.sampleRate
         let quietest = stats.minNonSilentDBFS.map { "\(PeakLevel.format($0)) dBFS" } ?? "none"
-        Console.error("encoded \(Console.count(stats.frames, "chunk")) (\(InputFile.seconds(stats.samples, rate: AudioFormat.captureTarget.sampleRate)) at \(AudioFormat.describe(rate: AudioFormat.captureTarget.sampleRate))) to \(output == "-" ? "standard output" : output); peak \(PeakLevel.format(stats.maxDBFS)) dBFS loudest, \(quietest) quietest non-silent; \(Console.count(stats.silentFrames, "chunk")) digital silence")
+        Console.error("encoded \(Console.count(stats.frames, "chunk")) (\(InputFile.seconds(stats.samples, rate: target)) at \(AudioFormat.describe(rate: target))) to \(output == "-" ? "standard output" : output); peak \(PeakLevel.format(stats.maxDBFS)) dBFS loudest, \(quietest) quietest non-silent; \(Console.count(stats.silentFrames, "chunk")) digital silence")
         return .success
     }
 }

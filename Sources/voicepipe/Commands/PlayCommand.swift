@@ -54,7 +54,7 @@ struct PlayCommand: Command {
         do {
             converter = try PCMPlaybackConverter(source: source, player: player.format)
         } catch {
-            throw CommandFailure("cannot play '\(input)' (\(source)) on '\(device)' (\(player.format)): \(error)", exitCode: .dataError)
+            throw CommandFailure("cannot play '\(input)' (\(DeviceSupport.describe(source.audioFormat))) on '\(device)' (\(DeviceSupport.describe(player.format.audioFormat))): \(error)", exitCode: .dataError)
         }
         let stop = Atomic<Bool>(false)
         let signals = StopSignals { stop.store(true, ordering: .relaxed) }
@@ -74,7 +74,7 @@ struct PlayCommand: Command {
         if let warning = InputFile.truncationWarning(ending, path: input, done: "played") { Console.error(warning) }
         let stopped = ending == .stopped ? " (stopped early)" : ""
         let underruns = player.underruns > 0 ? "; \(Console.count(player.underruns, "underrun")) recovered" : ""
-        Console.error("played \(InputFile.seconds(reader.framesRead, rate: source.sampleRate)) of '\(input)' (\(source)) on '\(device)' (\(player.format))\(stopped)\(underruns)")
+        Console.error("played \(InputFile.seconds(reader.framesRead, rate: source.sampleRate)) of '\(input)' (\(DeviceSupport.describe(source.audioFormat))) on '\(device)' (\(DeviceSupport.describe(player.format.audioFormat)))\(stopped)\(underruns)")
         return .success
     }
 

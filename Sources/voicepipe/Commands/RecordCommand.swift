@@ -37,7 +37,7 @@ struct RecordCommand: Command {
     let device: String
     let preferences: DevicePreferences
     let seconds: Double?
-    let output: CaptureFileOutput.Destination
+    let output: CaptureFileWriter.Destination
     let capture: CaptureArguments
 
     init(arguments: Arguments) throws(CommandFailure) {
@@ -53,8 +53,8 @@ struct RecordCommand: Command {
         self.preferences = preferences
         seconds = try arguments.decimal("seconds", in: 0.001...86_400, command: Self.name)
         switch (arguments.value("out"), arguments.value("frames")) {
-        case (let wav?, nil): output = .wav(wav)
-        case (nil, let frames?): output = .jsonLines(frames)
+        case (let wav?, nil): output = .wav(path: wav)
+        case (nil, let frames?): output = .jsonLines(path: frames)
         case (nil, nil): throw .usage("say where to write: '--out <file.wav>' or '--frames <file.jsonl>'", command: Self.name)
         case (_?, _?): throw .usage("'--out' and '--frames' cannot be combined; choose one", command: Self.name)
         }
@@ -65,108 +65,38 @@ struct RecordCommand: Command {
         let microphone: CaptureDevice
         do { microphone = try CaptureDevice.open(name: device, preferences: preferences) } catch { throw CommandFailure(error) }
         let format = microphone.format
-        let converter = try capture.converter(for: format, source: "'\(device)'")
         let pump: CapturePump
         do {
-            pump = try CapturePump(device: microphone, converter: converter, frameLimit: seconds.map { Int(($0 * format.sampleRate).rounded()) })
+            pump = try CapturePump(device: microphone, converter: capture.converter(for: format, source: "'\(device)'"), frameLimit: seconds.map { Int(($0 * format.sampleRate).rounded()) })
+            try pump.start()
+        } catch let error as CapturePumpError {
+            throw CommandFailure(error.description, exitCode: .unavailable)
         } catch {
-            throw CommandFailure(error.description, exitCode: .software)
+            throw CommandFailure.streaming(error, while: "starting '\(device)'")
         }
         let signals = StopSignals { pump.stop() }
         defer { withExtendedLifetime(signals) {} }
-        let recording = Recording(output: output, rate: format.sampleRate)
-        let outcome = Result { try pump.run(progress: recording.meter.advance(converted:), recording.write) }
-        recording.meter.finish()
-        let destination = output.path == "-" ? "standard output" : "'\(output.path)'"
-        let kept = { (frames: Int) in InputFile.seconds(frames, rate: format.sampleRate) }
+        // The file exists only once the device streams; the ring holds two seconds meanwhile.
+        let file: CaptureFileWriter
+        do { file = try CaptureFileWriter(output) } catch { pump.stop(); throw CommandFailure.streaming(error, while: "creating \(output.name)") }
+        let meter = PeakMeter(rate: format.sampleRate)
+        let outcome = Result { try pump.run(progress: meter.advance(converted:)) { frame in try file.write(frame); meter.show(frame.level) } }
+        meter.finish()
+        let seconds = { (frames: Int) in InputFile.seconds(frames, rate: format.sampleRate) }
+        do { try file.finish() } catch { throw CommandFailure.streaming(error, while: "writing \(output.name)") }
         switch outcome {
         case .success(let report):
-            try recording.finish()
             if report.framesDropped > 0 {
-                Console.error("warning: \(kept(report.framesDropped)) of device audio was dropped because converting and writing fell behind the device; the file holds the rest, joined")
+                Console.error("warning: \(seconds(report.framesDropped)) of device audio was dropped because converting and writing fell behind the device; the file holds the rest, joined")
             }
             let overruns = report.device.overruns > 0 ? "; \(Console.count(report.device.overruns, "overrun")) recovered" : ""
-            Console.error("recorded \(kept(report.framesKept)) from '\(device)' (\(format)) to \(destination): \(recording.statistics.samples) frames at \(AudioFormat.describe(rate: AudioFormat.captureTarget.sampleRate)); \(recording.statistics.summary)\(overruns)")
+            Console.error("recorded \(seconds(report.framesKept)) from '\(device)' (\(DeviceSupport.describe(format.audioFormat))) to \(output.name): \(file.statistics.samples) frames at \(AudioFormat.describe(rate: AudioFormat.captureTarget.sampleRate)); \(file.statistics.summary)\(overruns)")
             return .success
-        case .failure(CapturePumpError.deviceLost(let error, let report)):
-            try recording.finish()
-            throw CommandFailure("\(error.description); the \(kept(report.framesKept)) recorded before are in \(destination)", exitCode: .ioError)
-        case .failure(CapturePumpError.startFailed(let error)):
-            throw CommandFailure(error.description, exitCode: .unavailable)
+        case .failure(CapturePumpError.deviceLost(let error, let framesKept)):
+            throw CommandFailure("\(error.description); the \(seconds(framesKept)) recorded before are in \(output.name)", exitCode: .ioError)
         case .failure(let error):
-            try? recording.finish()
-            throw CommandFailure.streaming(error, while: "writing \(destination)")
+            throw CommandFailure.streaming(error, while: "writing \(output.name)")
         }
-    }
-}
-
-/// The file side of a recording: created at the first frame (so nothing exists until the device
-/// streams), the statistics, and the live meter.
-private final class Recording {
-    let meter: PeakMeter
-    private(set) var statistics = CaptureStatistics()
-    private let output: CaptureFileOutput.Destination
-    private var file: CaptureFileOutput?
-
-    init(output: CaptureFileOutput.Destination, rate: Double) {
-        self.output = output
-        meter = PeakMeter(rate: rate)
-    }
-
-    func write(_ frame: CaptureFrame) throws {
-        if file == nil { file = try CaptureFileOutput(output) }
-        try file?.write(frame)
-        statistics.add(frame)
-        meter.show(frame.level)
-    }
-
-    /// Finishes the file (creating an empty one if no frame came).
-    func finish() throws(CommandFailure) {
-        do {
-            if file == nil { file = try CaptureFileOutput(output) }
-            try file?.finish()
-        } catch {
-            throw CommandFailure.streaming(error, while: "writing '\(output.path)'")
-        }
-    }
-}
-
-/// Where captured frames go: a 16 kHz mono Int16 WAV, or audio.chunk JSON Lines.
-final class CaptureFileOutput {
-    enum Destination {
-        case wav(String)
-        case jsonLines(String)
-
-        var path: String {
-            switch self {
-            case .wav(let path), .jsonLines(let path): path
-            }
-        }
-    }
-
-    private let wav: AudioFileWriter?
-    private let lines: JSONLinesWriter?
-
-    init(_ destination: Destination) throws {
-        let target = AudioFormat.captureTarget
-        switch destination {
-        case .wav(let path):
-            wav = try AudioFileWriter(path: path, sampleRate: Int(target.sampleRate), channelCount: target.channelCount, encoding: .int16)
-            lines = nil
-        case .jsonLines(let path):
-            lines = try JSONLinesWriter(path: path)
-            wav = nil
-        }
-    }
-
-    func write(_ frame: CaptureFrame) throws {
-        try wav?.write(frame.samples)
-        try lines?.appendAudioChunk(frame.samples, sampleRate: Int(AudioFormat.captureTarget.sampleRate))
-    }
-
-    func finish() throws {
-        try wav?.close()
-        try lines?.flush()
     }
 }
 
