@@ -307,7 +307,7 @@ VP_AVX2 intptr_t vp_polyphase_avx2(const float *origin, const float *table, intp
 /// vcvtps2dq, which rounds to nearest-even, never overflows), packed with saturation. The peaks come
 /// from the highest and the lowest sample: the conversion is monotonic, so the largest |result| is
 /// the larger of the results for those two.
-VP_AVX2 void vp_convert_int16_avx2(const float *input, int16_t *output, intptr_t count, float *peaks) {
+VP_AVX2 void vp_convert_int16_avx2(const float *input, int16_t *output, intptr_t count, vp_conversion_peaks *peaks) {
     const __m256 scale = _mm256_set1_ps(32768.0f);
     const __m256 low = _mm256_set1_ps(-32768.0f), high = _mm256_set1_ps(32767.0f);
     __m256 highest = _mm256_setzero_ps(), lowest = _mm256_setzero_ps();
@@ -347,9 +347,9 @@ VP_AVX2 void vp_convert_int16_avx2(const float *input, int16_t *output, intptr_t
         if (x > top) top = x;
         if (x < bottom) bottom = x;
     }
-    peaks[0] = top > -bottom ? top : -bottom;
+    peaks->input = top > -bottom ? top : -bottom;
     const float topInt = (float)to_int16(top), bottomInt = -(float)to_int16(bottom);
-    peaks[1] = topInt > bottomInt ? topInt : bottomInt;
+    peaks->output = topInt > bottomInt ? topInt : bottomInt;
 }
 
 /// Sixteen samples per step: sign-extend to 32 bits, convert (exact), scale by 2^-15 (exact).
@@ -387,7 +387,7 @@ intptr_t vp_polyphase_avx2(const float *origin, const float *table, intptr_t row
     return vp_polyphase_fma_reference(origin, table, rowLength, walk, position, output);
 }
 
-void vp_convert_int16_avx2(const float *input, int16_t *output, intptr_t count, float *peaks) {
+void vp_convert_int16_avx2(const float *input, int16_t *output, intptr_t count, vp_conversion_peaks *peaks) {
     float maxFloat = 0, maxInt = 0;
     for (intptr_t i = 0; i < count; i++) {
         const int16_t value = to_int16(input[i]);
@@ -396,8 +396,8 @@ void vp_convert_int16_avx2(const float *input, int16_t *output, intptr_t count, 
         const float integer = value < 0 ? -(float)value : (float)value;
         if (integer > maxInt) maxInt = integer;
     }
-    peaks[0] = maxFloat;
-    peaks[1] = maxInt;
+    peaks->input = maxFloat;
+    peaks->output = maxInt;
 }
 
 void vp_convert_float_avx2(const int16_t *input, float *output, intptr_t count) {

@@ -123,17 +123,19 @@ enum SndFile {
     /// - Returns: the `SNDFILE*`, with `info` filled in (read) or as given (write).
     static func open(consuming descriptor: Int32, mode: Int32, info: inout SF_INFO) -> Result<OpaquePointer, SndFileFailure> {
         var request = info
-        let (handle, failure) = openLock.withLock { _ -> (UnsafeMutableRawPointer?, SndFileFailure?) in
+        // The handle crosses the lock as a raw address: OpaquePointer is not Sendable.
+        let opened = openLock.withLock { _ -> Result<UInt, SndFileFailure> in
             errno = 0
             guard let handle = sf_open_fd(descriptor, mode, &request, Int32(SF_TRUE)) else {
                 let systemErrno = errno
-                return (nil, SndFileFailure(sf_error(nil), message: String(cString: sf_strerror(nil)), systemErrno: systemErrno))
+                return .failure(SndFileFailure(sf_error(nil), message: String(cString: sf_strerror(nil)), systemErrno: systemErrno))
             }
-            return (UnsafeMutableRawPointer(handle), nil)
+            return .success(UInt(bitPattern: UnsafeMutableRawPointer(handle)))
         }
         info = request
-        if let handle { return .success(OpaquePointer(handle)) }
-        return .failure(failure ?? SndFileFailure(Int32(SF_ERR_UNRECOGNISED_FORMAT), message: "libsndfile refused the file without a reason", systemErrno: 0))
+        return opened.flatMap { address in
+            UnsafeMutableRawPointer(bitPattern: address).map { .success(OpaquePointer($0)) } ?? .failure(SndFileFailure(Int32(SF_ERR_SYSTEM), message: "libsndfile returned no handle", systemErrno: 0))
+        }
     }
 
     /// The code and message of the last error on an open handle.

@@ -96,13 +96,13 @@ struct ConversionKernelTests {
         for kernels in kernelSets {
             for count in [0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 100, input.count] {
                 var output = [Int16](repeating: 99, count: count)
-                var peaks: [Float] = [-1, -1]
-                input.withUnsafeBufferPointer { i in output.withUnsafeMutableBufferPointer { o in peaks.withUnsafeMutableBufferPointer { p in
-                    kernels.convertToInt16(i.baseAddress!, o.baseAddress!, count, p.baseAddress!)
-                } } }
+                var peaks = ConversionPeaks(input: -1, output: -1)
+                input.withUnsafeBufferPointer { i in output.withUnsafeMutableBufferPointer { o in
+                    kernels.convertToInt16(i.baseAddress!, o.baseAddress!, count, &peaks)
+                } }
                 #expect(output == Array(expected.prefix(count)), "\(kernels.name), \(count) samples")
                 if count == input.count {
-                    #expect(peaks == [floatPeak, Float(intPeak)], "\(kernels.name)")
+                    #expect(peaks.input == floatPeak && peaks.output == Float(intPeak), "\(kernels.name)")
                 }
             }
         }

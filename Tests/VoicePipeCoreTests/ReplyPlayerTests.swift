@@ -140,7 +140,7 @@ struct PCMPlaybackConverterTests {
         let source = try FormatGuard.validate(AudioFormat(sampleRate: 24_000, channelCount: 2, sampleType: .float32))
         let converter = try PCMPlaybackConverter(source: source, player: .playback)
         let bytes = [UInt8](repeating: 0, count: 12)
-        #expect(throws: CaptureConverterError.partialFrame(byteCount: 12, bytesPerFrame: 8)) {
+        #expect(throws: PlaybackConverterError.partialFrame(byteCount: 12, bytesPerFrame: 8)) {
             try bytes.withUnsafeBytes { try converter.process($0) { _ in Issue.record("nothing is delivered") } }
         }
     }

@@ -39,6 +39,13 @@ typedef struct __attribute__((swift_name("PolyphasePosition"))) vp_polyphase_pos
     intptr_t phase;
 } vp_polyphase_position;
 
+/// What a Float -> Int16 conversion measured on the way: the largest |x| before rounding (NaN
+/// never counts) and the largest |result| after it (0 ... 32768).
+typedef struct __attribute__((swift_name("ConversionPeaks"))) vp_conversion_peaks {
+    float input;
+    float output;
+} vp_conversion_peaks;
+
 /// 1 when the CPU has AVX2 and FMA (cpuid) and the operating system saves the YMM registers
 /// (xgetbv), else 0.
 int vp_cpu_supports_avx2_fma(void);
@@ -50,9 +57,9 @@ void vp_interpolate_avx2(const float *x, const float *evenTaps, const float *odd
 intptr_t vp_polyphase_avx2(const float *origin, const float *table, intptr_t rowLength,
                            const vp_polyphase_walk *walk, vp_polyphase_position *position, float *output);
 
-/// Float -> Int16 (x32768, nearest-even, saturate, NaN -> 0); peaks[0] = largest |x| (NaN never
-/// counts), peaks[1] = largest |result|. Exact: the same result as the scalar rule in any case.
-void vp_convert_int16_avx2(const float *input, int16_t *output, intptr_t count, float *peaks);
+/// Float -> Int16 (x32768, nearest-even, saturate, NaN -> 0), with the peaks of input and output.
+/// Exact: the same result as the scalar rule in any case.
+void vp_convert_int16_avx2(const float *input, int16_t *output, intptr_t count, vp_conversion_peaks *peaks);
 
 /// Int16 -> Float (x / 32768, exact).
 void vp_convert_float_avx2(const int16_t *input, float *output, intptr_t count);

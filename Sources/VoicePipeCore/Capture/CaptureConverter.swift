@@ -24,7 +24,7 @@ public enum CaptureConverterError: Error, Sendable, Hashable, CustomStringConver
         case .partialFrame(let bytes, let frame):
             "a buffer of \(bytes) bytes does not hold whole frames of \(frame) bytes"
         case .resamplerRatesMismatch(let expectedInput, let expectedOutput, let input, let output):
-            "the resampler converts \(input) Hz to \(output) Hz, but this converter needs \(expectedInput) Hz to \(expectedOutput) Hz"
+            "the resampler converts \(AudioFormat.describe(rate: input)) to \(AudioFormat.describe(rate: output)), but this converter needs \(AudioFormat.describe(rate: expectedInput)) to \(AudioFormat.describe(rate: expectedOutput))"
         case .resampler(let error):
             error.description
         }

@@ -20,7 +20,7 @@ public final class FrameAssembler {
     /// Samples per full frame.
     public let frameLength: Int
     private let kernels: DSPKernels
-    private let peaks: UnsafeMutablePointer<Float>
+    private let peaks: UnsafeMutablePointer<ConversionPeaks>
     private let floatFrame: UnsafeMutablePointer<Float>
     private let intFrame: UnsafeMutablePointer<Int16>
     @exclusivity(unchecked) private var filled = 0
@@ -33,8 +33,8 @@ public final class FrameAssembler {
     public init(frameLength: Int, kernels: DSPKernels = .best) {
         self.frameLength = max(frameLength, 1)
         self.kernels = kernels
-        peaks = .allocate(capacity: 2)
-        peaks.initialize(repeating: 0, count: 2)
+        peaks = .allocate(capacity: 1)
+        peaks.initialize(to: ConversionPeaks())
         floatFrame = .allocate(capacity: self.frameLength)
         floatFrame.initialize(repeating: 0, count: self.frameLength)
         intFrame = .allocate(capacity: self.frameLength)
@@ -85,7 +85,7 @@ public final class FrameAssembler {
         kernels.convertToInt16(floatFrame, intFrame, count, peaks)
         let frame = CaptureFrame(
             samples: UnsafeBufferPointer(start: intFrame, count: count),
-            level: PeakLevel(peak: Int(peaks[1]), floatPeak: peaks[0]),
+            level: PeakLevel(peak: Int(peaks.pointee.output), floatPeak: peaks.pointee.input),
             index: nextIndex,
             startSample: nextStart)
         filled = 0

@@ -7,6 +7,9 @@ public typealias DecimatorTapClass = CVoicePipeKernels.DecimatorTapClass
 public typealias PolyphaseWalk = CVoicePipeKernels.PolyphaseWalk
 /// The polyphase stage's position, as the ``DSPKernels/Polyphase`` kernels take and update it.
 public typealias PolyphasePosition = CVoicePipeKernels.PolyphasePosition
+/// The peaks a ``DSPKernels/ConvertToInt16`` kernel measures: `input`, the largest |x| before
+/// rounding, and `output`, the largest |result| (0 … 32768).
+public typealias ConversionPeaks = CVoicePipeKernels.ConversionPeaks
 
 /// The inner loops of the built-in resampler and of the Float ↔ Int16 conversions with peak
 /// metering, as a value: a set of C-callable function pointers.
@@ -64,9 +67,9 @@ public struct DSPKernels: Sendable {
 
     /// Converts `count` samples to Int16 exactly as ``SampleConversion/int16(_:)-(Float)`` does
     /// (×32768, nearest-even, saturate, NaN → 0) and writes the largest |x| (NaN never counts)
-    /// to `peaks[0]` and the largest |result| (0 … 32768) to `peaks[1]`.
+    /// and the largest |result| (0 … 32768) to `peaks`.
     public typealias ConvertToInt16 = @convention(c) (
-        _ input: UnsafePointer<Float>, _ output: UnsafeMutablePointer<Int16>, _ count: Int, _ peaks: UnsafeMutablePointer<Float>
+        _ input: UnsafePointer<Float>, _ output: UnsafeMutablePointer<Int16>, _ count: Int, _ peaks: UnsafeMutablePointer<ConversionPeaks>
     ) -> Void
 
     /// Samples a decimate or interpolate kernel may read past the newest input it needs.
@@ -111,8 +114,7 @@ public struct DSPKernels: Sendable {
         },
         convertToInt16: { input, output, count, peaks in
             let measured = SampleConversion.convertToInt16(input, output, count: count, measuring: true)
-            peaks[0] = measured.floatPeak
-            peaks[1] = Float(measured.int16Peak)
+            peaks.pointee = ConversionPeaks(input: measured.floatPeak, output: Float(measured.int16Peak))
         },
         convertToFloat: { input, output, count in
             // A plain loop: the optimiser vectorises it better than explicit SIMD conversions.

@@ -62,10 +62,8 @@ public enum SampleConversion {
     public static func int16(_ source: UnsafeBufferPointer<Float>, into destination: UnsafeMutableBufferPointer<Int16>, kernels: DSPKernels = .best) {
         precondition(destination.count >= source.count, "destination shorter than source")
         guard let input = source.baseAddress, let output = destination.baseAddress else { return }
-        withUnsafeTemporaryAllocation(of: Float.self, capacity: 2) { peaks in
-            guard let peaksAddress = peaks.baseAddress else { return }
-            kernels.convertToInt16(input, output, source.count, peaksAddress)
-        }
+        var peaks = ConversionPeaks()
+        kernels.convertToInt16(input, output, source.count, &peaks)
     }
 
     /// Converts to Int16 like ``int16(_:into:)`` and measures on the way: the largest |x| before
@@ -73,11 +71,9 @@ public enum SampleConversion {
     public static func int16Measuring(_ source: UnsafeBufferPointer<Float>, into destination: UnsafeMutableBufferPointer<Int16>, kernels: DSPKernels = .best) -> (floatPeak: Float, int16Peak: Int) {
         precondition(destination.count >= source.count, "destination shorter than source")
         guard let input = source.baseAddress, let output = destination.baseAddress else { return (0, 0) }
-        return withUnsafeTemporaryAllocation(of: Float.self, capacity: 2) { peaks in
-            guard let peaksAddress = peaks.baseAddress else { return (0, 0) }
-            kernels.convertToInt16(input, output, source.count, peaksAddress)
-            return (peaks[0], Int(peaks[1]))
-        }
+        var peaks = ConversionPeaks()
+        kernels.convertToInt16(input, output, source.count, &peaks)
+        return (peaks.input, Int(peaks.output))
     }
 
     /// The vector kernel behind the Float → Int16 conversions.

@@ -10,7 +10,7 @@ public enum FormatRejection: Error, Sendable, Hashable, CustomStringConvertible 
     public var description: String {
         switch self {
         case .sampleRateNotPositive(let rate):
-            "the sample rate is \(rate == 0 ? "0" : String(describing: rate)) Hz; audio needs a positive rate, so the device or file is unusable as reported"
+            "the sample rate is \(AudioFormat.describe(rate: rate)); audio needs a positive rate, so the device or file is unusable as reported"
         case .sampleRateNotFinite(let rate):
             "the sample rate is \(rate) (not a finite number); the device or file is reporting garbage"
         case .noChannels(let count):

@@ -47,12 +47,12 @@ public final class PCMPlaybackConverter {
 
     /// Converts whole interleaved frames of the source format (native endianness).
     /// - Parameter deliver: called with each converted block, before `process` returns.
-    /// - Throws: ``CaptureConverterError/partialFrame(byteCount:bytesPerFrame:)`` for bytes that
+    /// - Throws: ``PlaybackConverterError/partialFrame(byteCount:bytesPerFrame:)`` for bytes that
     ///   are not whole frames (nothing is consumed), a resampler failure, or what `deliver` throws.
     public func process(_ bytes: UnsafeRawBufferPointer, _ deliver: (PlaybackBuffer) throws -> Void) throws {
         let frameBytes = sourceFormat.bytesPerFrame
         guard bytes.count % frameBytes == 0 else {
-            throw CaptureConverterError.partialFrame(byteCount: bytes.count, bytesPerFrame: frameBytes)
+            throw PlaybackConverterError.partialFrame(byteCount: bytes.count, bytesPerFrame: frameBytes)
         }
         guard let base = bytes.baseAddress else { return }
         let frames = bytes.count / frameBytes

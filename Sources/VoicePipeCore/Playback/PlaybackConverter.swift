@@ -4,6 +4,8 @@ public enum PlaybackConverterError: Error, Sendable, Hashable, CustomStringConve
     case channelCountOutOfRange(Int)
     /// The resampler to the device rate could not be built.
     case resampler(ResamplerError)
+    /// A byte buffer that does not hold whole frames of the source format; nothing was consumed.
+    case partialFrame(byteCount: Int, bytesPerFrame: Int)
 
     public var description: String {
         switch self {
@@ -11,6 +13,8 @@ public enum PlaybackConverterError: Error, Sendable, Hashable, CustomStringConve
             "a player needs 1 to 64 channels, not \(count)"
         case .resampler(let error):
             error.description
+        case .partialFrame(let bytes, let frame):
+            "a buffer of \(bytes) bytes does not hold whole frames of \(frame) bytes"
         }
     }
 }

@@ -13,7 +13,7 @@ public enum ResamplerError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unsupportedRate(let rate):
-            "cannot resample at \(rate) Hz: supported rates are \(Int(RationalRatio.minimumRate)) Hz to \(Int(RationalRatio.maximumRate)) Hz"
+            "cannot resample at \(AudioFormat.describe(rate: rate)): supported rates are \(AudioFormat.describe(rate: RationalRatio.minimumRate)) to \(AudioFormat.describe(rate: RationalRatio.maximumRate))"
         case .outputBufferTooSmall(let needed, let available):
             "the output buffer holds \(available) frames but this call may produce \(needed); size it with maxOutputFrames(forInputFrames:)"
         case .filterDesignFailed(let reason):
