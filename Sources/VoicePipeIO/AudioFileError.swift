@@ -5,7 +5,7 @@ import VoicePipeCore
 /// Each case names the file; ``description`` is one sentence a user can act on, ending with the
 /// code of the failing call (errno, or libsndfile's error number) where one failed, so that a
 /// report can be matched with that library's documentation.
-public enum AudioFileError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum AudioFileError: SystemCodedError, Sendable, Equatable {
     /// Nothing exists at the path.
     case fileNotFound(path: String)
     /// The path exists but cannot be opened for reading: permission denied, a directory, an I/O error.
@@ -56,37 +56,39 @@ public enum AudioFileError: Error, Sendable, Equatable, CustomStringConvertible 
         }
     }
 
-    /// The sentence with the code, as a user is shown it.
-    public var description: String {
-        code.map { "\(message) (\($0))" } ?? message
-    }
-
     /// The sentence without the code, for use inside another sentence that gives the code itself.
     public var message: String {
         let sentence: String
         switch self {
         case .fileNotFound(let path):
-            sentence = "cannot read '\(path)': no such file; check the path"
+            sentence = "cannot read \(Self.name(path)): no such file; check the path"
         case .cannotOpen(let path, let reason, _):
-            sentence = "cannot open '\(path)': \(reason); check that the path names a readable audio file"
+            sentence = "cannot open \(Self.name(path)): \(reason); check that the path names a readable audio file"
         case .unrecognizedFormat(let path, let detail, _):
-            sentence = "'\(path)' is not an audio file VoicePipe can read (\(Self.trimmed(detail))); convert it to WAV, AIFF, FLAC or Ogg, or read it as raw PCM with an explicit format"
+            sentence = "\(Self.name(path)) is not an audio file VoicePipe can read (\(Self.trimmed(detail))); convert it to WAV, AIFF, FLAC or Ogg, or read it as raw PCM with an explicit format"
         case .unusableFormat(let path, let rejection):
-            sentence = "'\(path)' cannot be used: \(rejection); its header is broken, so re-export or re-record the file"
+            sentence = "\(Self.name(path)) cannot be used: \(rejection); its header is broken, so re-export or re-record the file"
         case .invalidRawFormat(let path, let problem, _):
-            sentence = "cannot read '\(path)' as raw PCM: \(problem)"
+            sentence = "cannot read \(Self.name(path)) as raw PCM: \(problem)"
         case .corrupt(let path, let code):
-            sentence = "'\(path)' is damaged: reading stopped with \"\(Self.trimmed(code.message))\" after the audio before that point was delivered; repair or re-export the file"
+            sentence = "\(Self.name(path)) is damaged: reading stopped with \"\(Self.trimmed(code.message))\" after the audio before that point was delivered; repair or re-export the file"
         case .truncated(let path, let framesRead, let framesDeclared):
-            sentence = "'\(path)' is truncated: its header declares \(framesDeclared) frames but only \(framesRead) are present (all of them were delivered); copy or export the file again"
+            sentence = "\(Self.name(path)) is truncated: its header declares \(framesDeclared) frames but only \(framesRead) are present (all of them were delivered); copy or export the file again"
         case .incompatibleBuffer(let path, let detail):
-            sentence = "cannot read '\(path)' into this buffer: \(detail)"
+            sentence = "cannot read \(Self.name(path)) into this buffer: \(detail)"
         case .cannotCreate(let path, let reason, _):
-            sentence = "cannot create '\(path)': \(reason)"
+            sentence = "cannot create \(Self.name(path, writing: true)): \(reason)"
         case .writeFailed(let path, let reason, _):
-            sentence = "writing '\(path)' failed: \(reason)"
+            sentence = "writing \(Self.name(path, writing: true)) failed: \(reason)"
         }
         return sentence
+    }
+
+    /// How a sentence names the file: "'take 3.wav'", or "standard input" ("standard output" when
+    /// `writing`) for "-".
+    static func name(_ path: String, writing: Bool = false) -> String {
+        guard path == "-" else { return "'\(path)'" }
+        return writing ? "standard output" : "standard input"
     }
 
     /// libsndfile's messages end with a full stop; inside our sentence they should not.

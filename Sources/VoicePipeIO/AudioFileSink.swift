@@ -1,6 +1,7 @@
 import VoicePipeCore
 
-/// A ``PlayerSink`` that plays into a Float32 WAV file: what a player would have heard, frame for frame.
+/// A ``PlayerSink`` that plays into a Float32 audio file (WAV by default): what a player would have
+/// heard, frame for frame.
 ///
 /// Like every sink it takes only deinterleaved Float32 buffers; it interleaves them for the file.
 public final class AudioFileSink: PlayerSink {
@@ -15,9 +16,14 @@ public final class AudioFileSink: PlayerSink {
     private var interleavedCapacity = 0
     private var finalFrames = 0
 
-    /// A sink that creates `path` when connected and finishes it when disconnected.
-    public init(path: String) {
+    /// The container written.
+    public let container: AudioContainer
+
+    /// A sink that creates `path` ("-" for standard output) in `container` when connected and
+    /// finishes it when disconnected.
+    public init(path: String, container: AudioContainer = .wav) {
         self.path = path
+        self.container = container
     }
 
     deinit {
@@ -31,7 +37,7 @@ public final class AudioFileSink: PlayerSink {
             throw .failed("a WAV file needs a whole-number rate, not \(format.sampleRate) Hz", code: nil)
         }
         do {
-            writer = try AudioFileWriter(path: path, sampleRate: rate, channelCount: format.channelCount, encoding: .float32)
+            writer = try AudioFileWriter(path: path, sampleRate: rate, channelCount: format.channelCount, encoding: .float32, container: container)
         } catch {
             throw .failed(error.message, code: error.code)
         }

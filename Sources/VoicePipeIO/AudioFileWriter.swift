@@ -1,13 +1,17 @@
 import CSndFile
+import Glibc
 import VoicePipeCore
 
-/// Writes interleaved frames to a WAV file, 16-bit PCM or 32-bit float.
+/// Writes interleaved frames to a WAV, FLAC, AIFF or headerless file, 16-bit PCM or 32-bit float.
 ///
 /// ```swift
 /// let writer = try AudioFileWriter(path: "out.wav", sampleRate: 16_000, channelCount: 1, encoding: .int16)
 /// try samples.withUnsafeBufferPointer { try writer.write($0) }
 /// try writer.close()                                           // finalises the header; reports failures
 /// ```
+///
+/// The path "-" is standard output: the file is built in an unlinked temporary file (a header
+/// needs its final sizes, which a pipe cannot be rewound to write) and copied out on ``close()``.
 ///
 /// Either input type may be written to either encoding. Samples are converted with VoicePipe's
 /// conventions (``SampleConversion``: Int16 → Float is x / 32768; Float → Int16 scales by 32768, rounds
@@ -25,8 +29,10 @@ public final class AudioFileWriter {
         case float32
     }
 
-    /// The output path.
+    /// The output path ("-" for standard output).
     public let path: String
+    /// The container written.
+    public let container: AudioContainer
     /// Rate and channel count of the file; `sampleType` is the encoding's.
     public let format: ValidatedFormat
     /// How samples are stored.
@@ -36,20 +42,23 @@ public final class AudioFileWriter {
 
     /// The libsndfile handle, which owns the file descriptor; nil once closed.
     private var handle: OpaquePointer?
+    /// For standard output: the temporary file the handle writes, copied out on close.
+    private var spool: Int32?
     /// Conversion scratch, in the encoding's sample type, allocated once.
     private let scratch: UnsafeMutableRawBufferPointer
     private static let scratchBytes = 16_384
 
-    /// Creates (or replaces) a WAV file.
+    /// Creates (or replaces) an audio file.
     /// - Parameters:
-    ///   - path: the file to write.
+    ///   - path: the file to write; "-" for standard output.
     ///   - sampleRate: frames per second; must be positive.
     ///   - channelCount: samples per frame; must be positive.
     ///   - encoding: 16-bit PCM or 32-bit float.
+    ///   - container: WAV (the default), FLAC (16-bit only), AIFF or headerless little-endian.
     /// - Throws: ``AudioFileError/unusableFormat(path:_:)`` for a rate or channel count the
     ///   ``FormatGuard`` refuses; ``AudioFileError/cannotCreate(path:reason:code:)`` when the file cannot be
-    ///   created (missing directory, permission) or libsndfile refuses the format.
-    public init(path: String, sampleRate: Int, channelCount: Int, encoding: Encoding) throws(AudioFileError) {
+    ///   created (missing directory, permission) or the container cannot hold the format.
+    public init(path: String, sampleRate: Int, channelCount: Int, encoding: Encoding, container: AudioContainer = .wav) throws(AudioFileError) {
         let sampleType: SampleType = encoding == .int16 ? .int16 : .float32
         let validated: ValidatedFormat
         switch FormatGuard.verdict(for: AudioFormat(sampleRate: Double(sampleRate), channelCount: channelCount, sampleType: sampleType)) {
@@ -57,24 +66,36 @@ public final class AudioFileWriter {
         case .success(let format): validated = format
         }
         guard let rate = Int32(exactly: sampleRate), let channels = Int32(exactly: channelCount) else {
-            throw .cannotCreate(path: path, reason: "\(sampleRate) Hz with \(channelCount) channels is beyond what a WAV file can hold; use a smaller rate or fewer channels", code: nil)
+            throw .cannotCreate(path: path, reason: "\(sampleRate) Hz with \(channelCount) channels is beyond what a \(container) file can hold; use a smaller rate or fewer channels", code: nil)
+        }
+        guard container.canStore(encoding) else {
+            throw .cannotCreate(path: path, reason: "\(container) stores integer samples only, and this output is 32-bit float; choose .wav, .aif or .raw", code: nil)
         }
         var request = SF_INFO()
         request.samplerate = rate
         request.channels = channels
-        request.format = Int32(SF_FORMAT_WAV) | SndFileFormat.pcmSubtype(for: sampleType)
+        request.format = container.major | SndFileFormat.pcmSubtype(for: sampleType)
         guard sf_format_check(&request) != 0 else {
-            throw .cannotCreate(path: path, reason: "libsndfile cannot write a WAV file of \(validated); use fewer channels", code: nil)
+            throw .cannotCreate(path: path, reason: "libsndfile cannot write a \(container) file of \(validated); use fewer channels", code: nil)
         }
 
-        let descriptor = try POSIXFile.createForWriting(path)
+        let descriptor: Int32
+        if path == "-" {
+            let spooled = try POSIXFile.temporaryFile(for: path)
+            spool = spooled
+            descriptor = dup(spooled)
+        } else {
+            descriptor = try POSIXFile.createForWriting(path)
+        }
         switch SndFile.open(consuming: descriptor, mode: Int32(SFM_WRITE), info: &request) {
         case .failure(let failure):
+            if let spool { _ = Glibc.close(spool) }
             throw .cannotCreate(path: path, reason: "the file could not be started: \(failure.message); check free space and the path", code: failure.code)
         case .success(let handle):
             self.handle = handle
         }
         self.path = path
+        self.container = container
         self.format = validated
         self.encoding = encoding
         self.scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: max(Self.scratchBytes, validated.bytesPerFrame), alignment: 16)
@@ -82,6 +103,7 @@ public final class AudioFileWriter {
 
     deinit {
         if let handle { sf_close(handle) }
+        if let spool { _ = Glibc.close(spool) }
         scratch.deallocate()
     }
 
@@ -133,6 +155,11 @@ public final class AudioFileWriter {
         if status != 0 {
             let code = SndFile.code(status)
             throw .writeFailed(path: path, reason: "the header could not be finished or the file closed: \(code.messageInSentence); the file is incomplete, check free space and write it again", code: code)
+        }
+        if let spool {
+            self.spool = nil
+            defer { _ = Glibc.close(spool) }
+            try POSIXFile.copy(spool, toStandardOutputFor: path)
         }
     }
 

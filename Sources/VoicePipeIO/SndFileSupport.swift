@@ -156,7 +156,7 @@ enum POSIXFile {
     ///   ``AudioFileError/cannotOpen(path:reason:code:)`` for permissions, directories and other failures.
     static func openForReading(_ path: String) throws(AudioFileError) -> Int32 {
         do {
-            return try SystemFile.openForReading(path)
+            return path == "-" ? try SystemFile.spoolStandardInput() : try SystemFile.openForReading(path)
         } catch {
             if error.isMissing { throw .fileNotFound(path: path) }
             throw .cannotOpen(path: path, reason: error.reason, code: error.code)
@@ -170,6 +170,24 @@ enum POSIXFile {
             return try SystemFile.createForWriting(path)
         } catch {
             throw .cannotCreate(path: path, reason: error.reason, code: error.code)
+        }
+    }
+
+    /// An unlinked temporary file in which the file for `path` (standard output) is built.
+    static func temporaryFile(for path: String) throws(AudioFileError) -> Int32 {
+        do {
+            return try SystemFile.temporaryFile()
+        } catch {
+            throw .cannotCreate(path: path, reason: error.reason, code: error.code)
+        }
+    }
+
+    /// Copies the finished temporary file to standard output.
+    static func copy(_ spool: Int32, toStandardOutputFor path: String) throws(AudioFileError) {
+        do {
+            try SystemFile.copyToStandardOutput(spool)
+        } catch {
+            throw .writeFailed(path: path, reason: error.reason, code: error.code)
         }
     }
 

@@ -12,6 +12,7 @@ public struct SystemFileError: Error, Sendable, Hashable {
     public enum Operation: Sendable, Hashable {
         case read
         case create
+        case write
     }
 
     public let operation: Operation
@@ -52,7 +53,8 @@ public enum SystemFile {
             let code = SystemErrorCode.posix(value)
             let advice: String
             switch value {
-            case ENOENT: advice = "the directory '\(directory(of: path))' does not exist; create it first or choose another path"
+            case ENOENT where !isDirectory(directory(of: path)):
+                advice = "the directory '\(directory(of: path))' does not exist; create it first or choose another path"
             case EACCES, EPERM: advice = "permission denied; choose a directory you can write to"
             case EISDIR: advice = "it is a directory; give a file name inside it"
             case EROFS: advice = "the file system is read-only; choose another location"
@@ -61,6 +63,75 @@ public enum SystemFile {
             throw SystemFileError(operation: .create, path: path, code: code, reason: advice)
         }
         return descriptor
+    }
+
+    /// An unlinked temporary file opened read-write in `$TMPDIR` (or /tmp): nothing is left
+    /// behind however the process ends.
+    /// - Throws: ``SystemFileError`` naming the temporary directory.
+    public static func temporaryFile() throws(SystemFileError) -> Int32 {
+        let directory = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array((directory + "/voicepipe-XXXXXX").utf8CString)
+        let descriptor = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.map { mkstemp($0) } ?? -1 }
+        guard descriptor >= 0 else {
+            let code = SystemErrorCode.posix(errno)
+            throw SystemFileError(operation: .create, path: directory, code: code, reason: "no temporary file could be made there: \(code.messageInSentence); set TMPDIR to a writable directory")
+        }
+        template.withUnsafeBufferPointer { buffer in _ = buffer.baseAddress.map { unlink($0) } }
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        return descriptor
+    }
+
+    /// Reads all of standard input into a temporary file and returns it rewound: audio readers
+    /// need to seek, which a pipe cannot.
+    /// - Throws: ``SystemFileError`` for the temporary file or a read or write that failed.
+    public static func spoolStandardInput() throws(SystemFileError) -> Int32 {
+        let spool = try temporaryFile()
+        do {
+            try copy(STDIN_FILENO, named: "standard input", to: spool, named: "a temporary file")
+        } catch {
+            _ = close(spool)
+            throw error
+        }
+        _ = lseek(spool, 0, SEEK_SET)
+        return spool
+    }
+
+    /// Copies a whole file, from its start, to standard output.
+    /// - Throws: ``SystemFileError`` for a read or write that failed.
+    public static func copyToStandardOutput(_ descriptor: Int32) throws(SystemFileError) {
+        _ = lseek(descriptor, 0, SEEK_SET)
+        try copy(descriptor, named: "a temporary file", to: STDOUT_FILENO, named: "standard output")
+    }
+
+    /// Copies from `source`'s position to its end into `destination`.
+    private static func copy(_ source: Int32, named sourceName: String, to destination: Int32, named destinationName: String) throws(SystemFileError) {
+        let size = 1 << 16
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let got = read(source, buffer, size)
+            if got == 0 { return }
+            if got < 0 {
+                if errno == EINTR { continue }
+                let code = SystemErrorCode.posix(errno)
+                throw SystemFileError(operation: .read, path: sourceName, code: code, reason: code.messageInSentence)
+            }
+            var written = 0
+            while written < got {
+                let result = write(destination, buffer + written, got - written)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    let code = SystemErrorCode.posix(errno)
+                    throw SystemFileError(operation: .write, path: destinationName, code: code, reason: code.messageInSentence)
+                }
+                written += result
+            }
+        }
+    }
+
+    private static func isDirectory(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
     }
 
     private static func directory(of path: String) -> String {

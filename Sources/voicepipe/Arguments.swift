@@ -120,6 +120,12 @@ struct Arguments {
         return text
     }
 
+    /// One or more positionals (all of them), named for the error message.
+    func positionals(atLeast name: String, command: String) throws(CommandFailure) -> [String] {
+        guard !positionals.isEmpty else { throw .usage("missing <\(name)>", command: command) }
+        return positionals
+    }
+
     /// Exactly `count` positionals, named for the error message.
     func positionals(exactly names: [String], command: String) throws(CommandFailure) -> [String] {
         if positionals.count < names.count {
@@ -131,18 +137,41 @@ struct Arguments {
         return positionals
     }
 
-    /// Help text for a command: usage line, abstract, arguments and options.
-    static func help(usage: String, abstract: String, discussion: String? = nil, options: [Option], flags: [Flag]) -> String {
+    /// Help text for a command: overview, usage, discussion, options (their help wrapped to fit
+    /// 100 columns), examples and the exit statuses.
+    static func help(usage: String, abstract: String, discussion: String? = nil, examples: [String], options: [Option], flags: [Flag]) -> String {
         var lines = ["OVERVIEW: \(abstract)", "", "USAGE: \(usage)"]
         if let discussion {
-            lines += ["", discussion]
+            // Paragraphs are reflowed to 100 columns, whatever was interpolated into them.
+            for paragraph in discussion.components(separatedBy: "\n\n") {
+                lines += [""] + wrap(paragraph.split(separator: "\n").joined(separator: " "), width: 100)
+            }
         }
         lines += ["", "OPTIONS:"]
         let rows = options.map { ("--\($0.name) <\($0.valueName)>", $0.help) } + flags.map { ("--\($0.name)", $0.help) } + [("-h, --help", "Show help information.")]
         let width = (rows.map(\.0.count).max() ?? 0) + 2
         for (left, right) in rows {
-            lines.append("  " + left + String(repeating: " ", count: width - left.count) + right)
+            let wrapped = wrap(right, width: 100 - 2 - width)
+            lines.append("  " + left + String(repeating: " ", count: width - left.count) + (wrapped.first ?? ""))
+            lines += wrapped.dropFirst().map { String(repeating: " ", count: 2 + width) + $0 }
         }
+        lines += ["", "EXAMPLES:"] + examples.map { "  " + $0 }
+        lines += ["", "EXIT STATUS:"] + ExitCode.help.map { "  " + $0 }
         return lines.joined(separator: "\n")
+    }
+
+    /// `text` in lines of at most `width` characters, broken between words.
+    static func wrap(_ text: String, width: Int) -> [String] {
+        var lines = [String]()
+        var line = ""
+        for word in text.split(separator: " ") {
+            if !line.isEmpty && line.count + 1 + word.count > width {
+                lines.append(line)
+                line = ""
+            }
+            line += (line.isEmpty ? "" : " ") + word
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines
     }
 }

@@ -29,6 +29,7 @@ final class ProgressLine {
     private let label: String
     private let total: Double?
     private let unit: String
+    private let enabled: Bool
     private let start = Date()
     private var lastDraw: Date?
     private var drawn = false
@@ -36,15 +37,17 @@ final class ProgressLine {
     /// - Parameters:
     ///   - label: what is happening ("converting").
     ///   - total: the amount at the end, in `unit`s, when known.
-    init(label: String, total: Double?, unit: String) {
+    ///   - enabled: false to show nothing (`--quiet`).
+    init(label: String, total: Double?, unit: String, enabled: Bool = true) {
         self.label = label
         self.total = total
         self.unit = unit
+        self.enabled = enabled
     }
 
     /// Reports the amount done so far.
     func update(_ done: Double) {
-        guard Console.stderrIsTerminal else { return }
+        guard enabled, Console.stderrIsTerminal else { return }
         let now = Date()
         guard now.timeIntervalSince(start) >= 0.5 else { return }
         if let lastDraw, now.timeIntervalSince(lastDraw) < 0.1 { return }

@@ -19,6 +19,19 @@ enum ExitCode: Int32 {
     case ioError = 74
 }
 
+extension ExitCode {
+    /// The statuses as every command's help lists them.
+    static let help = [
+        "0   success",
+        "64  the command line was wrong (EX_USAGE)",
+        "65  the input is not usable: garbage, a zero-rate header, corrupt audio, not messages (EX_DATAERR)",
+        "66  an input file does not exist or cannot be read (EX_NOINPUT)",
+        "69  the audio device is unavailable (EX_UNAVAILABLE)",
+        "73  an output file cannot be created (EX_CANTCREAT)",
+        "74  writing failed, or a device failed mid-stream; what came before is kept (EX_IOERR)",
+    ]
+}
+
 /// A failure that ends a command: the one line to print and the exit status.
 struct CommandFailure: Error {
     let message: String

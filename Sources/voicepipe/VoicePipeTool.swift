@@ -36,7 +36,7 @@ enum VoicePipeTool {
             break
         }
         guard let command = commands.first(where: { $0.name == first }) else {
-            Console.error("voicepipe: error: unknown command '\(first)' (see 'voicepipe --help')")
+            Console.error("voicepipe: unknown command '\(first)' (see 'voicepipe --help')")
             return .usage
         }
         do {
@@ -47,7 +47,7 @@ enum VoicePipeTool {
             }
             return try command.init(arguments: parsed).run()
         } catch {
-            Console.error("voicepipe: error: \(error.message)")
+            Console.error("voicepipe \(command.name): \(error.message)")
             return error.exitCode
         }
     }

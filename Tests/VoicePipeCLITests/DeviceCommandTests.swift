@@ -44,11 +44,11 @@ struct DeviceCommandTests {
         let out = directory.path("never.wav")
         let record = try CommandRunner.run(["record", "--device", "voicepipe_missing", "--seconds", "1", "--out", out])
         #expect(record.status == 69, "\(record)")
-        #expect(record.stderr == "voicepipe: error: audio capture on 'voicepipe_missing' is unavailable: there is no such device (ALSA error -2: No such file or directory); see 'voicepipe devices' for the ones this system has\n")
+        #expect(record.stderr == "voicepipe record: audio capture on 'voicepipe_missing' is unavailable: there is no such device; see 'voicepipe devices' for the ones this system has\n")
         #expect(!FileManager.default.fileExists(atPath: out))
         let play = try CommandRunner.run(["play", CommandRunner.sample("speech-8k-mono-s16.wav"), "--device", "voicepipe_missing"])
         #expect(play.status == 69, "\(play)")
-        #expect(play.stderr == "voicepipe: error: audio playback on 'voicepipe_missing' is unavailable: there is no such device (ALSA error -2: No such file or directory); see 'voicepipe devices' for the ones this system has\n")
+        #expect(play.stderr == "voicepipe play: audio playback on 'voicepipe_missing' is unavailable: there is no such device; see 'voicepipe devices' for the ones this system has\n")
     }
 
     @Test func recordFromAFileBackedDeviceWritesExactlyWhatConvertWrites() throws {

@@ -90,7 +90,7 @@ struct CapturePumpTests {
         let fake = FakeAudioDevice(name: "mic", format: Self.format)
         let device = try CaptureDevice(fake)
         // A ring of 0.1 s (4 096 frames at least) and no consumer yet: 0.5 s cannot all fit.
-        let pump = try CapturePump(device: device, converter: CaptureConverter(input: device.format), ringSeconds: 0.1)
+        let pump = try CapturePump(device: device, converter: CaptureConverter(input: device.format), ringSeconds: 0.1, whenFull: .drop)
         try pump.start()
         let audio = Self.deviceAudio()
         _ = Self.deliver(audio, to: fake)
@@ -102,6 +102,22 @@ struct CapturePumpTests {
         #expect(report.framesDropped == 24_000 - 4_800)
         // What was kept is the start of the stream, whole buffers, converted as one stream.
         #expect(samples == (try Self.converted(Array(audio.prefix(4_800 * 2)), format: device.format)))
+    }
+
+    @Test func aFullRingMakesTheTapWaitForRoomAndNothingIsLost() throws {
+        let fake = FakeAudioDevice(name: "null", format: Self.format)
+        let device = try CaptureDevice(fake)
+        // The same 0.1 s ring, now with a converter draining it: the device is paced to it.
+        let pump = try CapturePump(device: device, converter: CaptureConverter(input: device.format), ringSeconds: 0.1)
+        try pump.start()
+        let wait = Self.runInBackground(pump)
+        let audio = Self.deviceAudio()
+        _ = Self.deliver(audio, to: fake)
+        pump.stop()
+        let (result, samples, _) = wait()
+        let report = try result.get()
+        #expect(report.framesKept == 24_000 && report.framesDropped == 0)
+        #expect(samples == (try Self.converted(audio, format: device.format)))
     }
 
     @Test func aDeviceLostMidStreamDeliversWhatCameBeforeThenReportsTheLoss() throws {

@@ -49,7 +49,7 @@ struct DeviceGuardTests {
         #expect(AudioUnavailable(device: "x", direction: .playback, reason: .noDevice).description
             == "audio playback on 'x' is unavailable: there is no such device; see 'voicepipe devices' for the ones this system has")
         #expect(AudioUnavailable(device: "x", direction: .capture, reason: .deviceBusy, code: SystemErrorCode(.alsa, -16, message: "Device or resource busy")).description
-            == "audio capture on 'x' is unavailable: the device is busy (ALSA error -16: Device or resource busy); another program is using it")
+            == "audio capture on 'x' is unavailable: the device is busy; another program is using it (ALSA error -16)")
     }
 
     @Test func aValidDeviceFeedsTheCaptureConverterThroughARing() throws {

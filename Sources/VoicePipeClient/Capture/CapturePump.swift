@@ -18,7 +18,7 @@ public struct CapturePumpReport: Sendable, Hashable {
 }
 
 /// Why a capture pump stopped without finishing its stream cleanly.
-public enum CapturePumpError: Error, Sendable, CustomStringConvertible {
+public enum CapturePumpError: SystemCodedError, Sendable {
     /// The converter was built for another format than the device streams.
     case formatMismatch(device: ValidatedFormat, converter: ValidatedFormat)
     /// The device would not start (the tap was never installed).
@@ -27,14 +27,32 @@ public enum CapturePumpError: Error, Sendable, CustomStringConvertible {
     /// `framesKept` device frames (overruns before the loss are not known).
     case deviceLost(AudioDeviceError, framesKept: Int)
 
-    public var description: String {
+    /// The device's code, for a start or a stream that failed.
+    public var code: SystemErrorCode? {
+        switch self {
+        case .formatMismatch: nil
+        case .startFailed(let error), .deviceLost(let error, _): error.code
+        }
+    }
+
+    public var message: String {
         switch self {
         case .formatMismatch(let device, let converter):
             "the device streams \(device) but the converter was built for \(converter); build it for the device's format"
         case .startFailed(let error), .deviceLost(let error, _):
-            error.description
+            error.message
         }
     }
+}
+
+/// What the tap does with a buffer that does not fit in the ring.
+public enum RingFullPolicy: Sendable, Hashable {
+    /// Wait for the converter to make room: a device with a clock then overruns (and counts it,
+    /// the truth), and a device without one (ALSA's `null`) is paced to the converter. Nothing is
+    /// dropped by the pump.
+    case wait
+    /// Drop the buffer whole and count it: the audio thread never waits.
+    case drop
 }
 
 /// Captured audio from a device to 16 kHz frames, the audio thread kept free of slow work:
@@ -46,8 +64,9 @@ public enum CapturePumpError: Error, Sendable, CustomStringConvertible {
 ///
 /// The tap only copies into the ring, counts, and signals a semaphore (`sem_post`, which never
 /// blocks); so does the end of the stream. The caller's thread waits on that semaphore, so it
-/// wakes when audio arrives or the stream ends, rather than on a timer. A buffer that does not fit in the ring is dropped whole and counted, so a
-/// slow consumer costs audio, never the audio thread's deadline.
+/// wakes when audio arrives or the stream ends, rather than on a timer. A buffer that does not
+/// fit in the ring waits for room (``RingFullPolicy/wait``, the default) or is dropped whole and
+/// counted (``RingFullPolicy/drop``).
 public final class CapturePump: @unchecked Sendable {
     // Safety: `ring`, `signal` and the atomics are shared with the audio thread, each built for
     // that; the converter is used only on the thread inside `run`.
@@ -55,6 +74,9 @@ public final class CapturePump: @unchecked Sendable {
     public let converter: CaptureConverter
     private let ring: AudioRing
     private let signal = WakeSignal()
+    /// Posted after each read from the ring: room for a tap waiting under ``RingFullPolicy/wait``.
+    private let room = WakeSignal()
+    private let whenFull: RingFullPolicy
     private let frameLimit: Int?
     private let counters = TapCounters()
     private var started = false
@@ -67,14 +89,16 @@ public final class CapturePump: @unchecked Sendable {
     ///   - converter: built for `device.format`.
     ///   - ringSeconds: how much device audio the ring holds while conversion lags (default 2 s).
     ///   - frameLimit: stop after this many device frames (`nil`: until ``stop()``).
+    ///   - whenFull: wait for room (the default) or drop a buffer that does not fit.
     /// - Throws: ``CapturePumpError/formatMismatch(device:converter:)``.
-    public init(device: CaptureDevice, converter: CaptureConverter, ringSeconds: Double = 2, frameLimit: Int? = nil) throws(CapturePumpError) {
+    public init(device: CaptureDevice, converter: CaptureConverter, ringSeconds: Double = 2, frameLimit: Int? = nil, whenFull: RingFullPolicy = .wait) throws(CapturePumpError) {
         guard converter.inputFormat == device.format else {
             throw .formatMismatch(device: device.format, converter: converter.inputFormat)
         }
         self.device = device
         self.converter = converter
         self.frameLimit = frameLimit.map { max($0, 1) }
+        self.whenFull = whenFull
         let seconds = ringSeconds.isFinite ? min(max(ringSeconds, 0.05), 60) : 2
         let frames = max(Int((device.format.sampleRate * seconds).rounded()), 4_096)
         ring = AudioRing(capacity: frames * device.format.bytesPerFrame)
@@ -83,8 +107,10 @@ public final class CapturePump: @unchecked Sendable {
     /// Asks the stream to end; returns at once, from any thread (a signal handler's queue included).
     /// What was captured before is still converted and delivered.
     public func stop() {
+        counters.stopping.store(true, ordering: .relaxed)
         device.stop()
         signal.signal()
+        room.signal()
     }
 
     /// Starts the device (installs the tap) if ``start()`` has not, and converts what it captures
@@ -110,6 +136,7 @@ public final class CapturePump: @unchecked Sendable {
                 // Read the state first: what the tap wrote before the stream ended is drained below.
                 streaming = device.isStreaming
                 while case let count = ring.read(into: scratch, granularity: bytesPerFrame), count > 0 {
+                    room.signal()
                     try converter.process(UnsafeRawBufferPointer(rebasing: scratch[0..<count]), deliver)
                     converted += count / bytesPerFrame
                     progress(converted)
@@ -143,16 +170,22 @@ public final class CapturePump: @unchecked Sendable {
         started = true
         counters.offered.store(0, ordering: .relaxed)
         counters.dropped.store(0, ordering: .relaxed)
+        counters.stopping.store(false, ordering: .relaxed)
         let bytesPerFrame = device.format.bytesPerFrame
-        let (ring, signal, counters, limit) = (self.ring, self.signal, self.counters, frameLimit)
+        let (ring, signal, room, counters, limit, wait) = (self.ring, self.signal, self.room, self.counters, frameLimit, whenFull == .wait)
         do {
             try device.installTap { bytes in
                 var frames = bytes.count / bytesPerFrame
                 let before = counters.offered.load(ordering: .relaxed)
                 if let limit { frames = min(frames, limit - before) }
-                if frames > 0, !ring.write(UnsafeRawBufferPointer(rebasing: bytes[0..<(frames * bytesPerFrame)])) {
-                    counters.dropped.add(frames, ordering: .relaxed)
+                let kept = UnsafeRawBufferPointer(rebasing: bytes[0..<(frames * bytesPerFrame)])
+                var written = frames == 0 || ring.write(kept)
+                // Wait for the converter to make room; a stop ends the wait (the buffer is then dropped).
+                while !written, wait, !counters.stopping.load(ordering: .relaxed) {
+                    room.wait(seconds: 0.05)
+                    written = ring.write(kept)
                 }
+                if !written { counters.dropped.add(frames, ordering: .relaxed) }
                 counters.offered.store(before + frames, ordering: .relaxed)
                 signal.signal()
                 return limit.map { before + frames >= $0 } == true ? .stop : .proceed
@@ -172,4 +205,6 @@ private final class TapCounters: Sendable {
     let offered = Atomic<Int>(0)
     /// Of those, frames dropped because the ring was full.
     let dropped = Atomic<Int>(0)
+    /// Set by a stop request, so a tap waiting for room gives up.
+    let stopping = Atomic<Bool>(false)
 }

@@ -1,7 +1,7 @@
 import VoicePipeCore
 
 /// Why a JSON Lines stream could not be opened, read or written.
-public enum JSONLinesError: Error, Sendable, Hashable, CustomStringConvertible {
+public enum JSONLinesError: SystemCodedError, Sendable, Hashable {
     /// Nothing exists at the path.
     case noSuchFile(path: String)
     /// The path exists but cannot be read (a directory, no permission).
@@ -13,18 +13,27 @@ public enum JSONLinesError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Writing failed; what was written before stays written.
     case writeFailed(name: String, code: SystemErrorCode)
 
-    public var description: String {
+    /// The failing call's code.
+    public var code: SystemErrorCode? {
+        switch self {
+        case .noSuchFile: nil
+        case .cannotOpen(_, _, let code): code
+        case .readFailed(_, let code), .cannotCreate(_, _, let code), .writeFailed(_, let code): code
+        }
+    }
+
+    public var message: String {
         switch self {
         case .noSuchFile(let path):
             "cannot read '\(path)': no such file; check the path"
-        case .cannotOpen(let path, let reason, let code):
-            "cannot read '\(path)': \(reason)" + (code.map { " (\($0))" } ?? "")
+        case .cannotOpen(let path, let reason, _):
+            "cannot read '\(path)': \(reason)"
         case .readFailed(let name, let code):
-            "reading \(name) failed: \(code.messageInSentence) (\(code))"
-        case .cannotCreate(let path, let reason, let code):
-            "cannot create '\(path)': \(reason) (\(code))"
+            "reading \(name) failed: \(code.messageInSentence)"
+        case .cannotCreate(let path, let reason, _):
+            "cannot create '\(path)': \(reason)"
         case .writeFailed(let name, let code):
-            "writing \(name) failed: \(code.messageInSentence) (\(code))"
+            "writing \(name) failed: \(code.messageInSentence)"
         }
     }
 }

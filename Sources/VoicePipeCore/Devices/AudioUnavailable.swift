@@ -8,7 +8,7 @@ public enum AudioDirection: String, Sendable, Hashable, CustomStringConvertible 
 
 /// Why a device cannot be used: audio is unavailable, and the caller carries on without it (a voice
 /// session continues as a text conversation).
-public struct AudioUnavailable: Error, Sendable, Hashable, CustomStringConvertible {
+public struct AudioUnavailable: SystemCodedError, Sendable, Hashable {
     /// What went wrong.
     public enum Reason: Sendable, Hashable {
         /// The device reported a format the guard refuses: a zero, negative or non-finite rate, or
@@ -40,28 +40,28 @@ public struct AudioUnavailable: Error, Sendable, Hashable, CustomStringConvertib
         self.code = code
     }
 
-    public var description: String {
+    /// The sentence, with the driver's words for a failure that has no reason of its own.
+    public var message: String {
         let what = "audio \(direction) on '\(device)' is unavailable"
-        let code = self.code.map { " (\($0.detailedDescription))" } ?? ""
         switch reason {
         case .format(let rejection):
             return "\(what): \(rejection); \(direction == .capture ? "no tap was installed" : "no player was connected")"
         case .noDevice:
-            return "\(what): there is no such device\(code); see 'voicepipe devices' for the ones this system has"
+            return "\(what): there is no such device; see 'voicepipe devices' for the ones this system has"
         case .permissionDenied:
-            return "\(what): permission denied\(code); add this user to the 'audio' group or run with access to /dev/snd"
+            return "\(what): permission denied; add this user to the 'audio' group or run with access to /dev/snd"
         case .deviceBusy:
-            return "\(what): the device is busy\(code); another program is using it"
+            return "\(what): the device is busy; another program is using it"
         case .formatRefused(let detail):
-            return "\(what): the device refused the format\(code): \(detail)"
+            return "\(what): the device refused the format: \(detail)"
         case .failed(let detail):
-            return "\(what): \(detail)\(code)"
+            return "\(what): \(detail)" + (code.map { ": \($0.messageInSentence)" } ?? "")
         }
     }
 }
 
 /// A failure of a device that was open: it could not start, or it went away mid-stream.
-public enum AudioDeviceError: Error, Sendable, Hashable, CustomStringConvertible {
+public enum AudioDeviceError: SystemCodedError, Sendable, Hashable {
     /// A tap (or a player) is already installed; remove it first.
     case alreadyStarted(device: String)
     /// A tap was offered a format other than the one the device negotiated (the device writes
@@ -75,7 +75,15 @@ public enum AudioDeviceError: Error, Sendable, Hashable, CustomStringConvertible
     /// unplugged, or its driver gave up). Everything delivered before stays delivered.
     case deviceLost(device: String, SystemErrorCode, framesBefore: Int)
 
-    public var description: String {
+    /// The failing call's code, for a start or a stream that failed.
+    public var code: SystemErrorCode? {
+        switch self {
+        case .startFailed(_, let code), .deviceLost(_, let code, _): code
+        case .alreadyStarted, .formatMismatch, .closed: nil
+        }
+    }
+
+    public var message: String {
         switch self {
         case .alreadyStarted(let device):
             "'\(device)' is already streaming; stop it first"
@@ -84,9 +92,9 @@ public enum AudioDeviceError: Error, Sendable, Hashable, CustomStringConvertible
         case .closed(let device):
             "'\(device)' was closed; open it again to stream"
         case .startFailed(let device, let code):
-            "'\(device)' could not start: \(code.message) (\(code))"
+            "'\(device)' could not start: \(code.messageInSentence)"
         case .deviceLost(let device, let code, let frames):
-            "'\(device)' failed after \(frames) frames: \(code.message) (\(code)); what was captured before is kept"
+            "'\(device)' failed after \(frames) frames: \(code.messageInSentence); what was captured before is kept"
         }
     }
 }

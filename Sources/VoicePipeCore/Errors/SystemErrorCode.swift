@@ -47,3 +47,20 @@ public struct SystemErrorCode: Sendable, Hashable, CustomStringConvertible {
         return String(text)
     }
 }
+
+/// An error told in one sentence for people (``message``) that may also carry the code of the
+/// system or library call that failed (``code``). Its ``description`` is the sentence with the
+/// code in parentheses; a command-line tool shows ``message`` alone, since the library's own
+/// words are already in it and the number helps only someone reading the library's sources.
+public protocol SystemCodedError: Error, CustomStringConvertible {
+    /// The sentence, without the code.
+    var message: String { get }
+    /// The failing call's code, when one failed.
+    var code: SystemErrorCode? { get }
+}
+
+extension SystemCodedError {
+    public var description: String {
+        code.map { "\(message) (\($0))" } ?? message
+    }
+}

@@ -1,5 +1,5 @@
 /// Why a player refused a format or a buffer.
-public enum PlayerSinkError: Error, Sendable, Hashable, CustomStringConvertible {
+public enum PlayerSinkError: SystemCodedError, Sendable, Hashable {
     /// The format's samples are not Float32 (a 16-bit player connection crashes real devices).
     case notFloat32(SampleType)
     /// The format is interleaved; players take one contiguous buffer per channel.
@@ -14,7 +14,13 @@ public enum PlayerSinkError: Error, Sendable, Hashable, CustomStringConvertible 
     /// happened, and the failing call's code (ALSA's, libsndfile's, errno) where one failed.
     case failed(String, code: SystemErrorCode?)
 
-    public var description: String {
+    /// The failing call's code, for a device or file that failed.
+    public var code: SystemErrorCode? {
+        if case .failed(_, let code) = self { return code }
+        return nil
+    }
+
+    public var message: String {
         switch self {
         case .notFloat32(let type):
             "players accept only Float32 samples, not \(type): a 16-bit player connection crashes real audio devices, so it is refused"
@@ -26,8 +32,8 @@ public enum PlayerSinkError: Error, Sendable, Hashable, CustomStringConvertible 
             "the player plays \(expected), not \(received); convert to its format first (PlaybackConverter(outputRate:channelCount:))"
         case .notConnected:
             "the player is not connected; connect it to a format first"
-        case .failed(let message, let code):
-            message + (code.map { " (\($0))" } ?? "")
+        case .failed(let message, _):
+            message
         }
     }
 }

@@ -1,5 +1,5 @@
 /// Why the reply player refused a chunk or could not play.
-public enum ReplyPlayerError: Error, Sendable, Hashable, CustomStringConvertible {
+public enum ReplyPlayerError: SystemCodedError, Sendable, Hashable {
     /// A chunk at a rate the playback converter cannot take. Nothing of it was queued; the player
     /// carries on with the next chunk.
     case unplayableChunk(sampleRate: Int, PlaybackConverterError)
@@ -10,14 +10,20 @@ public enum ReplyPlayerError: Error, Sendable, Hashable, CustomStringConvertible
     /// The resampler failed mid-stream (a bug, never caused by input).
     case converter(PlaybackConverterError)
 
-    public var description: String {
+    /// The sink's code, when the device or file behind it failed.
+    public var code: SystemErrorCode? {
+        if case .sink(let error) = self { return error.code }
+        return nil
+    }
+
+    public var message: String {
         switch self {
         case .unplayableChunk(let rate, let error):
-            "an audio chunk at \(rate) Hz cannot be played: \(error)"
+            "an audio chunk at \(AudioFormat.describe(rate: Double(rate))) cannot be played: \(error)"
         case .queue(let error):
             "the playback queue could not be set up: \(error)"
         case .sink(let error):
-            error.description
+            error.message
         case .converter(let error):
             "converting reply audio failed: \(error)"
         }

@@ -1,5 +1,5 @@
 /// Why a resampler could not be built or could not process a buffer.
-public enum ResamplerError: Error, Sendable, Hashable, CustomStringConvertible {
+public enum ResamplerError: SystemCodedError, Sendable, Hashable {
     /// A rate outside what the resampler supports.
     case unsupportedRate(Double)
     /// The output buffer cannot hold what this call may produce.
@@ -10,7 +10,13 @@ public enum ResamplerError: Error, Sendable, Hashable, CustomStringConvertible {
     /// code where a call returned one.
     case backendFailure(String, code: SystemErrorCode?)
 
-    public var description: String {
+    /// The backend's code, when a backend call failed.
+    public var code: SystemErrorCode? {
+        if case .backendFailure(_, let code) = self { return code }
+        return nil
+    }
+
+    public var message: String {
         switch self {
         case .unsupportedRate(let rate):
             "cannot resample at \(AudioFormat.describe(rate: rate)): supported rates are \(AudioFormat.describe(rate: RationalRatio.minimumRate)) to \(AudioFormat.describe(rate: RationalRatio.maximumRate))"
@@ -19,7 +25,7 @@ public enum ResamplerError: Error, Sendable, Hashable, CustomStringConvertible {
         case .filterDesignFailed(let reason):
             "the resampler's filter design failed: \(reason)"
         case .backendFailure(let message, let code):
-            "the resampler backend failed: \(message)\(code.map { " (\($0))" } ?? "")"
+            "the resampler backend failed: \(message)" + (code.map { ": \($0.messageInSentence)" } ?? "")
         }
     }
 }

@@ -48,18 +48,19 @@ public final class ALSAConfiguration: @unchecked Sendable {
 }
 
 /// An ALSA configuration text that cannot be used.
-public struct ALSAConfigurationError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct ALSAConfigurationError: SystemCodedError, Sendable, Hashable {
     /// What is wrong, without the code.
     public let problem: String
     /// alsa-lib's result for the failing call.
-    public let code: SystemErrorCode
+    public let alsaCode: SystemErrorCode
 
     init(description problem: String, code: SystemErrorCode) {
         self.problem = problem
-        self.code = code
+        alsaCode = code
     }
 
-    public var description: String { "\(problem) (\(code.detailedDescription))" }
+    public var code: SystemErrorCode? { alsaCode }
+    public var message: String { "\(problem): \(alsaCode.messageInSentence)" }
 }
 
 /// Shared ALSA helpers.

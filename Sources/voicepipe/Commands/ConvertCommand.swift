@@ -1,45 +1,102 @@
+import VoicePipeClient
 import VoicePipeCore
+import VoicePipeIO
+import VoicePipeSession
 
-/// `voicepipe convert`: any audio file to the capture format, 16 kHz mono Int16 WAV.
+/// `voicepipe convert`: audio files to the capture format, 16 kHz mono Int16.
 struct ConvertCommand: Command {
     static let name = "convert"
-    static let abstract = "Convert an audio file to the capture format (16 kHz mono Int16 WAV)."
-    static let options: [Arguments.Option] = CaptureArguments.options + [InputFile.rawOption]
-    static let flags: [Arguments.Flag] = []
+    static let abstract = "Convert audio files to the capture format (16 kHz mono Int16)."
+    static let options: [Arguments.Option] = CaptureArguments.options + [InputFile.rawOption, BatchCapture.outDirOption, BatchCapture.jobsOption]
+    static let flags: [Arguments.Flag] = [SummaryOptions.quietFlag, SummaryOptions.jsonFlag]
     static var help: String {
         Arguments.help(
-            usage: "voicepipe convert <input> <output.wav> [--resampler <name>] [--chunk-ms <ms>] [--channel <index>] [--raw <rate:channels:type>]",
+            usage: """
+            voicepipe convert <input> <output> [options]
+                   voicepipe convert <input>... --out-dir <dir> [--jobs <n>] [options]
+            """,
             abstract: abstract,
             discussion: """
-            Reads any file libsndfile opens (WAV, AIFF, FLAC, OGG, ...), downmixes, resamples and rounds to
-            16 kHz mono Int16, and prints one summary line: frames in and out, durations, the peak level and
-            how many frames were digital silence (exact zeros, as from a dead microphone).
+            Reads any file libsndfile opens (WAV, AIFF, FLAC, Ogg, MP3, ...; '-' is standard input),
+            downmixes, resamples and rounds to 16 kHz mono Int16, and writes the container the output's
+            extension names (\(AudioContainer.extensions); '-' writes WAV to standard output). One summary
+            line per file: frames in and out, durations, the peak level and how many frames were digital
+            silence (exact zeros, as from a dead microphone). With --out-dir, every input becomes a .wav
+            of the same name in that directory, several at once; a bad file never stops the others.
             """,
+            examples: [
+                "voicepipe convert call.flac call-16k.wav",
+                "voicepipe convert recordings/*.wav --out-dir converted --jobs 4",
+                "sox in.mp3 -t wav - | voicepipe convert - - | aplay",
+            ],
             options: options, flags: flags)
     }
 
-    let input: String
-    let output: String
+    let inputs: [String]
+    /// One output per input.
+    let outputs: [CaptureFileWriter.Destination]
     let capture: CaptureArguments
     let raw: AudioFormat?
+    let summary: SummaryOptions
+    let jobs: Int?
 
     init(arguments: Arguments) throws(CommandFailure) {
-        let paths = try arguments.positionals(exactly: ["input", "output.wav"], command: Self.name)
-        input = paths[0]
-        output = paths[1]
         capture = try CaptureArguments(arguments, command: Self.name)
         raw = try InputFile.rawFormat(arguments.value("raw"), command: Self.name)
-        if InputFile.sameFile(input, output) {
-            throw .usage("the output '\(output)' is the input file; choose another output path", command: Self.name)
+        summary = SummaryOptions(arguments)
+        if let directory = arguments.value("out-dir") {
+            inputs = try arguments.positionals(atLeast: "input", command: Self.name)
+            outputs = try BatchCapture.outputs(for: inputs, in: directory, extension: "wav", command: Self.name).map { .audioFile(path: $0, container: .wav) }
+            jobs = try BatchCapture.width(arguments, command: Self.name)
+        } else {
+            let paths = try arguments.positionals(exactly: ["input", "output"], command: Self.name)
+            inputs = [paths[0]]
+            outputs = [.audioFile(path: paths[1], container: try OutputFile.container(for: paths[1], command: Self.name))]
+            jobs = nil
+        }
+        for (input, output) in zip(inputs, outputs) where InputFile.sameFile(input, output.path) {
+            throw .usage("the output '\(output.path)' is the input file; choose another output path", command: Self.name)
         }
     }
 
     func run() throws(CommandFailure) -> ExitCode {
-        let job = FileCapture(input: input, raw: raw, capture: capture, destination: .wav(path: output))
-        let outcome = try job.run(doing: "converting", done: "converted")
-        let (reader, stats) = (outcome.reader, outcome.statistics)
-        let rate = reader.format.sampleRate, target = AudioFormat.captureTarget.sampleRate
-        print("\(input) -> \(output): \(reader.framesRead) frames at \(AudioFormat.describe(rate: rate)) (\(InputFile.seconds(reader.framesRead, rate: rate))) -> \(stats.samples) frames at \(AudioFormat.describe(rate: target)) (\(InputFile.seconds(stats.samples, rate: target))); \(stats.summary)")
-        return .success
+        let captures = zip(inputs, outputs).map { FileCapture(input: $0, raw: raw, capture: capture, destination: $1) }
+        guard let jobs else {
+            let outcome = try captures[0].run(doing: "converting", done: "converted", showProgress: !summary.quiet)
+            report(captures[0], outcome)
+            return .success
+        }
+        let (status, failed) = BatchCapture(jobs: captures, width: jobs).run(doing: "converting", done: "converted") { job, result in
+            switch result {
+            case .success(let outcome): report(job, outcome)
+            case .failure(let failure): Console.error("voicepipe \(Self.name): \(failure.message)")
+            }
+        }
+        summary.note("converted \(Console.count(inputs.count - failed, "file")) of \(inputs.count)" + (failed > 0 ? "; \(failed) failed" : ""))
+        return status
+    }
+
+    /// The summary of one file: text to stdout (stderr when stdout carries the audio), or JSON.
+    private func report(_ job: FileCapture, _ outcome: FileCapture.Outcome) {
+        if let warning = outcome.warning { Console.error(warning) }
+        let stats = outcome.statistics, rate = outcome.inputRate, target = AudioFormat.captureTarget.sampleRate
+        let text = "\(job.input) -> \(job.destination.path): \(outcome.framesRead) frames at \(AudioFormat.describe(rate: rate)) (\(InputFile.seconds(outcome.framesRead, rate: rate))) -> \(stats.samples) frames at \(AudioFormat.describe(rate: target)) (\(InputFile.seconds(stats.samples, rate: target))); \(stats.summary)"
+        summary.emit(text, json: Self.json(job, outcome, unit: "frames"), toStandardError: job.destination.path == "-")
+    }
+
+    /// One file's summary as JSON; `unit` names the pieces of output ("frames", or "chunks" for encode).
+    static func json(_ job: FileCapture, _ outcome: FileCapture.Outcome, unit: String) -> JSONObject {
+        let stats = outcome.statistics
+        let capitalized = unit.prefix(1).uppercased() + unit.dropFirst()
+        return [
+            "input": .string(job.input), "output": .string(job.destination.path),
+            "inputFrames": .integer(outcome.framesRead), "inputRate": .number(outcome.inputRate),
+            "outputFrames": .integer(stats.samples), "outputRate": .number(AudioFormat.captureTarget.sampleRate),
+            "seconds": .seconds(stats.samples, rate: AudioFormat.captureTarget.sampleRate),
+            "peakDBFS": .decibels(stats.frames == 0 ? nil : stats.maxDBFS),
+            "quietestNonSilentDBFS": .decibels(stats.minNonSilentDBFS),
+            unit: .integer(stats.frames), "silent\(capitalized)": .integer(stats.silentFrames),
+            "truncated": .bool(outcome.warning != nil),
+        ]
     }
 }

@@ -1,4 +1,3 @@
-import Foundation
 import VoicePipeClient
 import VoicePipeCore
 import VoicePipeIO
@@ -7,35 +6,48 @@ import VoicePipeSession
 /// `voicepipe decode`: a runtime's messages (JSON Lines) into what a player would have played.
 struct DecodeCommand: Command {
     static let name = "decode"
-    static let abstract = "Play a runtime's messages (JSON Lines) into a Float32 WAV file; print transcripts."
+    static let abstract = "Play a runtime's messages (JSON Lines) into a Float32 audio file; print transcripts."
     static let options: [Arguments.Option] = [
-        Arguments.Option(name: "out", valueName: "reply.wav", help: "The Float32 WAV file to write (required)."),
+        Arguments.Option(name: "out", valueName: "reply.wav", help: "The Float32 audio file to write (required): .wav, .aif/.aiff or .raw/.pcm; '-' writes WAV to standard output."),
         Arguments.Option(name: "channels", valueName: "n", help: "Player channels, 1 to 8 (default 1); mono is copied to each."),
         Arguments.Option(name: "rate", valueName: "hz", help: "Player rate in Hz, 8000 to 192000 (default 24000); other rates are resampled."),
     ]
-    static let flags: [Arguments.Flag] = []
+    static let flags: [Arguments.Flag] = [SummaryOptions.quietFlag, SummaryOptions.jsonFlag]
     static var help: String {
         Arguments.help(
-            usage: "voicepipe decode <messages.jsonl|-> --out <reply.wav> [--channels <n>] [--rate <hz>]",
+            usage: "voicepipe decode <messages.jsonl|-> --out <reply.wav|-> [options]",
             abstract: abstract,
             discussion: """
             Reads one JSON message per line. Every audio.chunk goes through the playback path (Int16 to
-            deinterleaved Float32, optional upmix and rate change, the playback queue) into the WAV file; an
+            deinterleaved Float32, optional upmix and rate change, the playback queue) into the file; an
             interruption cuts the audio still queued with a 5 ms fade. transcript and info.message text is
-            printed to stdout. A bad line is reported on stderr with its line number and reason and
-            skipped; every valid chunk still reaches the file, and the exit status is then 65.
+            printed to stdout (to stderr when the audio goes to stdout); a runtime's error message is
+            printed and counted. A bad line (not JSON, not a message, a chunk that cannot be played) is
+            reported with its number and reason and skipped; every valid chunk before and after it still
+            reaches the file, and the exit status is then 65. Input that is not JSON Lines at all (\(DecodeReport.badRunLimit)
+            bad lines in a row) is refused with one message.
             """,
+            examples: [
+                "voicepipe decode reply.jsonl --out reply.wav",
+                "voicepipe decode - --out - < reply.jsonl | aplay",
+            ],
             options: options, flags: flags)
     }
 
     let input: String
     let output: String
+    let container: AudioContainer
     let format: PlayerFormat
+    let summary: SummaryOptions
 
     init(arguments: Arguments) throws(CommandFailure) {
         input = try arguments.positionals(exactly: ["messages.jsonl"], command: Self.name)[0]
         guard let output = arguments.value("out") else { throw .usage("missing --out <reply.wav>", command: Self.name) }
         self.output = output
+        container = try OutputFile.container(for: output, command: Self.name)
+        guard container.canStore(.float32) else {
+            throw .usage("decode writes Float32 audio, which \(container) cannot hold; use .wav, .aif or .raw", command: Self.name)
+        }
         let channels = try arguments.integer("channels", in: 1...8, default: 1, command: Self.name)
         let rate = try arguments.integer("rate", in: 8_000...192_000, default: Int(AudioFormat.playback.sampleRate), command: Self.name)
         do {
@@ -43,7 +55,8 @@ struct DecodeCommand: Command {
         } catch {
             throw CommandFailure("cannot play at \(rate) Hz with \(channels) channels: \(error)", exitCode: .usage)
         }
-        if input != "-" && InputFile.sameFile(input, output) {
+        summary = SummaryOptions(arguments)
+        if InputFile.sameFile(input, output) {
             throw .usage("the output '\(output)' is the input file; choose another output path", command: Self.name)
         }
     }
@@ -52,70 +65,69 @@ struct DecodeCommand: Command {
         let limits = WireLimits.default
         let lines: JSONLinesReader
         do { lines = try JSONLinesReader(path: input, maximumLength: limits.maxMessageBytes) } catch { throw CommandFailure(error) }
-        let sink = AudioFileSink(path: output)
+        let sink = AudioFileSink(path: output, container: container)
         let player: ReplyPlayer
-        do {
-            player = try ReplyPlayer(sink: sink, format: format)
-        } catch {
-            throw CommandFailure(error.description, exitCode: .cannotCreate)
-        }
-        var report = DecodeReport()
+        do { player = try ReplyPlayer(sink: sink, format: format) } catch { throw CommandFailure(error.message, exitCode: .cannotCreate) }
+        var report = DecodeReport(input: input, textToStandardError: output == "-", summary: summary)
         do {
             while let line = try lines.next() {
-                report.lines += 1
-                guard let envelope = report.decode(line, limits: limits) else { continue }
-                try play(envelope, on: player, report: &report)
+                guard let envelope = try report.decode(line, limits: limits) else { continue }
+                try report.carryOut(envelope, on: player)
             }
+            report.endOfInput()
             try player.finish()
+        } catch let failure as CommandFailure {
+            try? player.finish()
+            throw failure
         } catch {
             throw Self.failure(error)
         }
         let seconds = InputFile.seconds(sink.framesWritten, rate: format.sampleRate)
-        Console.error("decoded \(Console.count(report.lines, "line")), \(Console.count(report.chunks, "audio chunk")) -> \(output) (\(Console.count(sink.framesWritten, "frame")), \(seconds) at \(AudioFormat.describe(rate: format.sampleRate)), \(format.channelCount) ch, Float32); \(Console.count(player.interruptions, "interruption")); \(Console.count(report.rejected, "line")) rejected")
+        let text = "decoded \(Console.count(report.lines, "line")), \(Console.count(report.chunks, "audio chunk")) -> \(output == "-" ? "standard output" : output) (\(Console.count(sink.framesWritten, "frame")), \(seconds) at \(AudioFormat.describe(rate: format.sampleRate)), \(format.channelCount) ch, Float32); \(Console.count(player.interruptions, "interruption")); \(Console.count(report.runtimeErrors, "runtime error")); \(Console.count(report.rejected, "line")) rejected"
+        summary.emit(text, json: report.json(output: output, frames: sink.framesWritten, format: format, interruptions: player.interruptions), toStandardError: true)
         return report.rejected > 0 ? .dataError : .success
-    }
-
-    /// Carries out one message: audio to the player, text to stdout, notes for what is unknown.
-    private func play(_ envelope: WireEnvelope, on player: ReplyPlayer, report: inout DecodeReport) throws(ReplyPlayerError) {
-        switch envelope.message {
-        case .audioChunk(let chunk):
-            report.chunks += 1
-            try player.play(chunk)
-        case .interruption:
-            try player.interrupt()
-        case .transcript(let role, let text, let isFinal):
-            print("\(role.rawValue)\(isFinal ? "" : " (partial)"): \(text)")
-        case .infoMessage(let markdown):
-            print(markdown)
-        default:
-            break
-        }
     }
 
     private static func failure(_ error: any Error) -> CommandFailure {
         switch error {
         case let error as JSONLinesError: CommandFailure(error)
-        case let error as ReplyPlayerError:
-            if case .unplayableChunk = error { CommandFailure(error.description, exitCode: .dataError) } else { CommandFailure("writing the reply failed: \(error)", exitCode: .ioError) }
+        case let error as ReplyPlayerError: CommandFailure("writing the reply failed: \(error.message)", exitCode: .ioError)
         default: CommandFailure("decoding failed: \(error)", exitCode: .software)
         }
     }
 }
 
 /// What `decode` has seen so far, and the notes and errors it reports on the way.
-private struct DecodeReport {
+struct DecodeReport {
+    /// Bad lines in a row after which the input is judged not to be JSON Lines at all.
+    static let badRunLimit = 20
+
+    let input: String
+    /// Whether transcripts go to stderr (stdout carries the audio).
+    let textToStandardError: Bool
+    let summary: SummaryOptions
     var lines = 0
     var chunks = 0
     var rejected = 0
+    var runtimeErrors = 0
     private var notes = UnknownContentNotes()
+    /// Errors of the current run of bad lines, held back until a good line shows the input is messages.
+    private var heldBack: [String] = []
 
-    /// Decodes one line, reporting a bad one by number (nil for a bad or blank line).
-    mutating func decode(_ line: JSONLinesReader.Line, limits: WireLimits) -> WireEnvelope? {
+    init(input: String, textToStandardError: Bool, summary: SummaryOptions) {
+        self.input = input
+        self.textToStandardError = textToStandardError
+        self.summary = summary
+    }
+
+    /// Decodes the next line: the envelope, or nil for a blank or bad line (reported by number).
+    /// - Throws: a ``CommandFailure`` (65) when ``badRunLimit`` lines in a row were bad.
+    mutating func decode(_ line: JSONLinesReader.Line, limits: WireLimits) throws(CommandFailure) -> WireEnvelope? {
+        lines += 1
         let text: [UInt8]
         switch line {
         case .tooLong(let bytes):
-            rejected += 1
-            Console.error("line \(lines): \(WireError.messageTooLarge(bytes: bytes, limit: limits.maxMessageBytes))")
+            try reject(WireError.messageTooLarge(bytes: bytes, limit: limits.maxMessageBytes).description)
             return nil
         case .text(let bytes):
             text = bytes
@@ -123,12 +135,71 @@ private struct DecodeReport {
         if text.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return nil }
         do {
             let envelope = try text.withUnsafeBytes { bytes throws(WireError) in try WireCodec.decode(bytes, limits: limits) }
-            if let note = notes.note(for: envelope) { Console.error("note: line \(lines): \(note)") }
+            accept()
+            if let note = notes.note(for: envelope) { summary.note("note: line \(lines): \(note)") }
             return envelope
         } catch {
-            rejected += 1
-            Console.error("line \(lines): \(error)")
+            try reject("\(error)")
             return nil
         }
+    }
+
+    /// Carries out one message: audio to the player, text to the user, runtime errors counted.
+    mutating func carryOut(_ envelope: WireEnvelope, on player: ReplyPlayer) throws(ReplyPlayerError) {
+        switch envelope.message {
+        case .audioChunk(let chunk):
+            do {
+                try player.play(chunk)
+                chunks += 1
+            } catch .unplayableChunk(let rate, let reason) {
+                rejected += 1
+                Console.error("line \(lines): \(ReplyPlayerError.unplayableChunk(sampleRate: rate, reason).message); skipped")
+            }
+        case .interruption:
+            try player.interrupt()
+        case .transcript(let role, let text, let isFinal):
+            show("\(role.rawValue)\(isFinal ? "" : " (partial)"): \(text)")
+        case .infoMessage(let markdown):
+            show(markdown)
+        case .error(let message, let code):
+            runtimeErrors += 1
+            Console.error("line \(lines): the runtime reported an error: \(message)" + (code.map { " (code \($0))" } ?? ""))
+        default:
+            break
+        }
+    }
+
+    /// The end of the input: a short run of bad lines at the end is reported.
+    mutating func endOfInput() {
+        accept()
+    }
+
+    /// The summary as JSON.
+    func json(output: String, frames: Int, format: PlayerFormat, interruptions: Int) -> JSONObject {
+        [
+            "input": .string(input), "output": .string(output), "lines": .integer(lines),
+            "audioChunks": .integer(chunks), "frames": .integer(frames), "seconds": .seconds(frames, rate: format.sampleRate),
+            "rate": .number(format.sampleRate), "channels": .integer(format.channelCount),
+            "interruptions": .integer(interruptions), "runtimeErrors": .integer(runtimeErrors), "rejectedLines": .integer(rejected),
+        ]
+    }
+
+    private func show(_ text: String) {
+        if textToStandardError { Console.error(text) } else { print(text) }
+    }
+
+    /// A good line: the bad lines held back before it are reported after all.
+    private mutating func accept() {
+        heldBack.forEach(Console.error)
+        heldBack.removeAll()
+    }
+
+    /// A bad line: counted, and held back while it may be the start of input that is not messages.
+    private mutating func reject(_ reason: String) throws(CommandFailure) {
+        rejected += 1
+        heldBack.append("line \(lines): \(reason)")
+        guard heldBack.count >= Self.badRunLimit else { return }
+        let from = lines - heldBack.count + 1
+        throw CommandFailure("\(InputFile.name(input)) does not look like JSON Lines: lines \(from) to \(lines) are not messages (line \(from): \(heldBack[0].dropFirst("line \(from): ".count))); nothing more was read", exitCode: .dataError)
     }
 }

@@ -20,6 +20,10 @@ struct DevicesCommand: Command {
             Set VOICEPIPE_ALSA_ERRORS=1 to see alsa-lib's own messages as well (when a configuration
             file does not do what it should).
             """,
+            examples: [
+                "voicepipe devices",
+                "VOICEPIPE_ALSA_ERRORS=1 voicepipe devices",
+            ],
             options: options, flags: flags)
     }
 

@@ -1,47 +1,84 @@
+import VoicePipeClient
 import VoicePipeCore
+import VoicePipeSession
 
-/// `voicepipe encode`: an audio file to the `audio.chunk` messages a voice session sends.
+/// `voicepipe encode`: audio files to the `audio.chunk` messages a voice session sends.
 struct EncodeCommand: Command {
     static let name = "encode"
-    static let abstract = "Turn an audio file into audio.chunk messages (JSON Lines) as a session sends them."
+    static let abstract = "Turn audio files into audio.chunk messages (JSON Lines) as a session sends them."
     static let options: [Arguments.Option] = [
         Arguments.Option(name: "out", valueName: "file", help: "Where to write the JSON Lines; '-' for standard output (default)."),
-    ] + CaptureArguments.options + [InputFile.rawOption]
-    static let flags: [Arguments.Flag] = []
+    ] + CaptureArguments.options + [InputFile.rawOption, BatchCapture.outDirOption, BatchCapture.jobsOption]
+    static let flags: [Arguments.Flag] = [SummaryOptions.quietFlag, SummaryOptions.jsonFlag]
     static var help: String {
         Arguments.help(
-            usage: "voicepipe encode <input> [--out <file>|-] [--chunk-ms <ms>] [--resampler <name>] [--channel <index>] [--raw <rate:channels:type>]",
+            usage: """
+            voicepipe encode <input> [--out <file>|-] [options]
+                   voicepipe encode <input>... --out-dir <dir> [--jobs <n>] [options]
+            """,
             abstract: abstract,
             discussion: """
-            Converts the input to 16 kHz mono Int16 exactly as 'voicepipe convert' does and writes one
-            {"type":"audio.chunk","data":"<base64>","sampleRate":16000} message per line. A summary goes to
-            stderr: chunks, duration, the loudest chunk's peak, the quietest non-silent chunk's peak, and how
-            many chunks were digital silence.
+            Converts the input ('-' is standard input) to 16 kHz mono Int16 exactly as 'voicepipe convert'
+            does and writes one {"type":"audio.chunk","data":"<base64>","sampleRate":16000} message per line.
+            A summary goes to stderr: chunks, duration, the loudest chunk's peak, the quietest non-silent
+            chunk's peak, and how many chunks were digital silence. With --out-dir, every input becomes a
+            .jsonl of the same name in that directory, several at once.
             """,
+            examples: [
+                "voicepipe encode question.wav > question.jsonl",
+                "voicepipe encode calls/*.flac --out-dir messages",
+            ],
             options: options, flags: flags)
     }
 
-    let input: String
-    let output: String
+    let inputs: [String]
+    let outputs: [CaptureFileWriter.Destination]
     let capture: CaptureArguments
     let raw: AudioFormat?
+    let summary: SummaryOptions
+    let jobs: Int?
 
     init(arguments: Arguments) throws(CommandFailure) {
-        input = try arguments.positionals(exactly: ["input"], command: Self.name)[0]
-        output = arguments.value("out") ?? "-"
         capture = try CaptureArguments(arguments, command: Self.name)
         raw = try InputFile.rawFormat(arguments.value("raw"), command: Self.name)
-        if output != "-" && InputFile.sameFile(input, output) {
-            throw .usage("the output '\(output)' is the input file; choose another output path", command: Self.name)
+        summary = SummaryOptions(arguments)
+        if let directory = arguments.value("out-dir") {
+            guard arguments.value("out") == nil else { throw .usage("'--out' and '--out-dir' cannot be combined; choose one", command: Self.name) }
+            inputs = try arguments.positionals(atLeast: "input", command: Self.name)
+            outputs = try BatchCapture.outputs(for: inputs, in: directory, extension: "jsonl", command: Self.name).map { .jsonLines(path: $0) }
+            jobs = try BatchCapture.width(arguments, command: Self.name)
+        } else {
+            inputs = [try arguments.positionals(exactly: ["input"], command: Self.name)[0]]
+            outputs = [.jsonLines(path: arguments.value("out") ?? "-")]
+            jobs = nil
+        }
+        for (input, output) in zip(inputs, outputs) where InputFile.sameFile(input, output.path) {
+            throw .usage("the output '\(output.path)' is the input file; choose another output path", command: Self.name)
         }
     }
 
     func run() throws(CommandFailure) -> ExitCode {
-        let job = FileCapture(input: input, raw: raw, capture: capture, destination: .jsonLines(path: output))
-        let stats = try job.run(doing: "encoding", done: "encoded").statistics
-        let target = AudioFormat.captureTarget.sampleRate
+        let captures = zip(inputs, outputs).map { FileCapture(input: $0, raw: raw, capture: capture, destination: $1) }
+        guard let jobs else {
+            report(captures[0], try captures[0].run(doing: "encoding", done: "encoded", showProgress: !summary.quiet))
+            return .success
+        }
+        let (status, failed) = BatchCapture(jobs: captures, width: jobs).run(doing: "encoding", done: "encoded") { job, result in
+            switch result {
+            case .success(let outcome): report(job, outcome)
+            case .failure(let failure): Console.error("voicepipe \(Self.name): \(failure.message)")
+            }
+        }
+        summary.note("encoded \(Console.count(inputs.count - failed, "file")) of \(inputs.count)" + (failed > 0 ? "; \(failed) failed" : ""))
+        return status
+    }
+
+    /// The summary of one file, on stderr (stdout may carry the messages).
+    private func report(_ job: FileCapture, _ outcome: FileCapture.Outcome) {
+        if let warning = outcome.warning { Console.error(warning) }
+        let stats = outcome.statistics, target = AudioFormat.captureTarget.sampleRate
         let quietest = stats.minNonSilentDBFS.map { "\(PeakLevel.format($0)) dBFS" } ?? "none"
-        Console.error("encoded \(Console.count(stats.frames, "chunk")) (\(InputFile.seconds(stats.samples, rate: target)) at \(AudioFormat.describe(rate: target))) to \(output == "-" ? "standard output" : output); peak \(PeakLevel.format(stats.maxDBFS)) dBFS loudest, \(quietest) quietest non-silent; \(Console.count(stats.silentFrames, "chunk")) digital silence")
-        return .success
+        let text = "encoded \(Console.count(stats.frames, "chunk")) (\(InputFile.seconds(stats.samples, rate: target)) at \(AudioFormat.describe(rate: target))) to \(job.destination.name); peak \(PeakLevel.format(stats.maxDBFS)) dBFS loudest, \(quietest) quietest non-silent; \(Console.count(stats.silentFrames, "chunk")) digital silence"
+        summary.emit(text, json: ConvertCommand.json(job, outcome, unit: "chunks"), toStandardError: true)
     }
 }

@@ -1,44 +1,102 @@
+import Foundation
 import VoicePipeClient
 import VoicePipeCore
 import VoicePipeIO
 
-/// One input file through the capture converter into a capture file, with progress on a
-/// terminal: the run `convert` and `encode` share.
-struct FileCapture {
+/// One input file through the capture converter into a capture file: the run `convert` and
+/// `encode` share, for one file or for each file of a batch.
+struct FileCapture: Sendable {
     let input: String
     let raw: AudioFormat?
     let capture: CaptureArguments
     let destination: CaptureFileWriter.Destination
 
     /// What a finished run read and wrote.
-    struct Outcome {
-        let reader: AudioFileReader
+    struct Outcome: Sendable {
+        let framesRead: Int
+        let inputRate: Double
         let statistics: CaptureStatistics
+        /// The truncation warning, if the file ended before its header said.
+        let warning: String?
     }
 
-    /// Converts the whole file, warns about a truncated one, and returns the counts.
+    /// Converts the whole file.
     /// - Parameters:
-    ///   - doing: the progress line's label ("converting").
+    ///   - doing: what is being done ("converting"), for the progress line and errors.
     ///   - done: what warnings and errors say was done ("converted").
-    func run(doing: String, done: String) throws(CommandFailure) -> Outcome {
+    ///   - showProgress: whether to draw a progress line (on a terminal).
+    func run(doing: String, done: String, showProgress: Bool) throws(CommandFailure) -> Outcome {
         let reader = try InputFile.open(input, raw: raw)
         let rate = reader.format.sampleRate
-        let converter = try capture.converter(for: reader.format, source: "'\(input)'")
+        let converter = try capture.converter(for: reader.format, source: InputFile.name(input))
         let writer: CaptureFileWriter
         do { writer = try CaptureFileWriter(destination) } catch { throw CommandFailure.streaming(error, while: "creating \(destination.name)") }
-        let progress = ProgressLine(label: doing, total: reader.info.frameCount.map { Double($0) / rate }, unit: "s")
-        defer { progress.finish() }
+        let progress = showProgress ? ProgressLine(label: doing, total: reader.info.frameCount.map { Double($0) / rate }, unit: "s") : nil
+        defer { progress?.finish() }
         let ending: FileReadEnding
         do {
-            ending = try converter.convert(reader, progress: { progress.update(Double($0) / rate) }, writer.write)
+            ending = try converter.convert(reader, progress: { progress?.update(Double($0) / rate) }, writer.write)
             try writer.finish()
         } catch {
             try? writer.finish()
-            let failure = CommandFailure.streaming(error, while: "\(doing) '\(input)'")
+            let failure = CommandFailure.streaming(error, while: "\(doing) \(InputFile.name(input))")
             throw CommandFailure("\(failure.message); the \(writer.statistics.samples) frames \(done) before it are in \(destination.name)", exitCode: failure.exitCode)
         }
+        return Outcome(framesRead: reader.framesRead, inputRate: rate, statistics: writer.statistics,
+                       warning: InputFile.truncationWarning(ending, path: input, done: done))
+    }
+}
+
+/// Many files through ``FileCapture`` in parallel (`--out-dir`, `--jobs`): one result line per
+/// file as each finishes, a total at the end, and the worst exit status; a bad file never stops
+/// the others.
+struct BatchCapture {
+    static let outDirOption = Arguments.Option(name: "out-dir", valueName: "dir", help: "Convert every input into this directory (it must exist), one output per input named after it.")
+    static let jobsOption = Arguments.Option(name: "jobs", valueName: "n", help: "Files converted at once with --out-dir (default: one per CPU core).")
+
+    let jobs: [FileCapture]
+    let width: Int
+
+    /// Parses `--jobs` (1 … 256; default: the number of cores).
+    static func width(_ arguments: Arguments, command: String) throws(CommandFailure) -> Int {
+        try arguments.integer("jobs", in: 1...256, default: ProcessInfo.processInfo.activeProcessorCount, command: command)
+    }
+
+    /// The output path for `input` in `directory`, with `extension`; refuses two inputs that
+    /// would write the same output.
+    static func outputs(for inputs: [String], in directory: String, extension: String, command: String) throws(CommandFailure) -> [String] {
+        let paths = inputs.map { input -> String in
+            let name = URL(fileURLWithPath: input).deletingPathExtension().lastPathComponent
+            return URL(fileURLWithPath: directory).appendingPathComponent(name + "." + `extension`).path
+        }
+        var seen = [String: String]()
+        for (input, path) in zip(inputs, paths) {
+            if let other = seen.updateValue(input, forKey: path) {
+                throw .usage("'\(other)' and '\(input)' would both be written to '\(path)'; convert them in separate runs", command: command)
+            }
+        }
+        return paths
+    }
+
+    /// Runs every job; `report` prints one finished file's result (on this thread, one at a time).
+    /// - Returns: the worst exit status (0 when every file succeeded) and the count that failed.
+    func run(doing: String, done: String, report: (FileCapture, Result<FileCapture.Outcome, CommandFailure>) -> Void) -> (status: ExitCode, failed: Int) {
+        let progress = ProgressLine(label: doing, total: Double(jobs.count), unit: "files")
+        var finished = 0
+        let results = ParallelJobs.run(count: jobs.count, width: width, { [jobs] index in
+            Result { () throws(CommandFailure) in try jobs[index].run(doing: doing, done: done, showProgress: false) }
+        }, completed: { index, result in
+            progress.finish()
+            report(jobs[index], result)
+            finished += 1
+            progress.update(Double(finished))
+        })
         progress.finish()
-        if let warning = InputFile.truncationWarning(ending, path: input, done: done) { Console.error(warning) }
-        return Outcome(reader: reader, statistics: writer.statistics)
+        let failures = results.compactMap { result -> CommandFailure? in
+            if case .failure(let failure) = result { return failure }
+            return nil
+        }
+        let worst = failures.map(\.exitCode).max { $0.rawValue < $1.rawValue } ?? .success
+        return (worst, failures.count)
     }
 }

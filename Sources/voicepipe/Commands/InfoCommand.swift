@@ -16,6 +16,7 @@ struct InfoCommand: Command {
             header reports a zero sample rate or no channels is shown with the reason it is refused, and
             the exit status is then 65.
             """,
+            examples: ["voicepipe info call.wav", "voicepipe info --raw 8000:1:int16 call.raw"],
             options: options, flags: flags)
     }
 

@@ -34,18 +34,38 @@ enum InputFile {
     /// The warning for a file that ended before its header said, naming what was done with it.
     static func truncationWarning(_ ending: FileReadEnding, path: String, done: String) -> String? {
         guard case .truncated(let read, let declared) = ending else { return nil }
-        return "warning: '\(path)' is truncated: its header declares \(declared) frames but the file holds \(read); \(done) the \(read) frames present"
+        return "warning: \(name(path)) is truncated: its header declares \(declared) frames but the file holds \(read); \(done) the \(read) frames present"
     }
 
-    /// Whether two paths name the same file (so an output would overwrite its input).
+    /// Whether two paths name the same file (so an output would overwrite its input); "-" is a
+    /// stream, never a file.
     static func sameFile(_ a: String, _ b: String) -> Bool {
+        guard a != "-", b != "-" else { return false }
         let left = URL(fileURLWithPath: a).standardizedFileURL.resolvingSymlinksInPath().path
         let right = URL(fileURLWithPath: b).standardizedFileURL.resolvingSymlinksInPath().path
         return left == right
     }
 
+    /// How messages name an input: "'take.wav'", or "standard input" for "-".
+    static func name(_ path: String) -> String {
+        path == "-" ? "standard input" : "'\(path)'"
+    }
+
     /// Seconds with three decimals, for summaries.
     static func seconds(_ frames: Int, rate: Double) -> String {
         String(format: "%.3f s", Double(frames) / rate)
+    }
+}
+
+/// Output paths: "-" is standard output, and the extension chooses the container.
+enum OutputFile {
+    /// The container `path` asks for ("-" is WAV on standard output).
+    /// - Throws: a usage error naming the extensions VoicePipe writes.
+    static func container(for path: String, command: String) throws(CommandFailure) -> AudioContainer {
+        if path == "-" { return .wav }
+        guard let container = AudioContainer(forPath: path) else {
+            throw .usage("cannot tell the container from '\(path)': give the output one of the extensions \(AudioContainer.extensions), or '-' for WAV on standard output", command: command)
+        }
+        return container
     }
 }

@@ -9,14 +9,14 @@ struct PlayCommand: Command {
     static let abstract = "Play an audio file on an ALSA device through the Float32 playback path."
     static let options: [Arguments.Option] = [
         DeviceSupport.deviceOption,
-        DeviceSupport.rateOption,
-        DeviceSupport.channelsOption,
+        Arguments.Option(name: "rate", valueName: "hz", help: "Insist on this device rate (default: the file's rate when the device takes it, else the device's native rate)."),
+        Arguments.Option(name: "channels", valueName: "n", help: "Insist on this many device channels (default: the file's count when the device takes it, else the device's native count)."),
         InputFile.rawOption,
     ]
-    static let flags: [Arguments.Flag] = []
+    static let flags: [Arguments.Flag] = [SummaryOptions.quietFlag]
     static var help: String {
         Arguments.help(
-            usage: "voicepipe play <file> [--device <name>] [--rate <hz>] [--channels <n>] [--raw <rate:channels:type>]",
+            usage: "voicepipe play <file>|- [--device <name>] [--rate <hz>] [--channels <n>] [options]",
             abstract: abstract,
             discussion: """
             Opens the device with Float32 samples and non-interleaved access (one buffer per channel, the
@@ -25,7 +25,12 @@ struct PlayCommand: Command {
             opened at its native ones: the file is then resampled with the built-in resampler, and a
             different channel count plays the average of the file's channels on every device channel.
             Ctrl-C stops after what is buffered. A missing, busy or unusable device exits with status 69.
+            '-' plays standard input.
             """,
+            examples: [
+                "voicepipe play reply.wav",
+                "voicepipe play speech.flac --device plughw:0",
+            ],
             options: options, flags: flags)
     }
 
@@ -33,9 +38,11 @@ struct PlayCommand: Command {
     let device: String
     let preferences: DevicePreferences
     let raw: AudioFormat?
+    let summary: SummaryOptions
 
     init(arguments: Arguments) throws(CommandFailure) {
         input = try arguments.positionals(exactly: ["file"], command: Self.name)[0]
+        summary = SummaryOptions(arguments)
         device = DeviceSupport.deviceName(arguments)
         preferences = try DeviceSupport.preferences(arguments, command: Self.name)
         raw = try InputFile.rawFormat(arguments.value("raw"), command: Self.name)
@@ -54,12 +61,12 @@ struct PlayCommand: Command {
         do {
             converter = try PCMPlaybackConverter(source: source, player: player.format)
         } catch {
-            throw CommandFailure("cannot play '\(input)' (\(DeviceSupport.describe(source.audioFormat))) on '\(device)' (\(DeviceSupport.describe(player.format.audioFormat))): \(error)", exitCode: .dataError)
+            throw CommandFailure("cannot play \(InputFile.name(input)) (\(DeviceSupport.describe(source.audioFormat))) on '\(device)' (\(DeviceSupport.describe(player.format.audioFormat))): \(error)", exitCode: .dataError)
         }
         let stop = Atomic<Bool>(false)
         let signals = StopSignals { stop.store(true, ordering: .relaxed) }
         defer { withExtendedLifetime(signals) {} }
-        let progress = ProgressLine(label: "playing", total: reader.info.frameCount.map { Double($0) / source.sampleRate }, unit: "s")
+        let progress = ProgressLine(label: "playing", total: reader.info.frameCount.map { Double($0) / source.sampleRate }, unit: "s", enabled: !summary.quiet)
         defer { progress.finish() }
         let ending: FileReadEnding
         do {
@@ -74,7 +81,7 @@ struct PlayCommand: Command {
         if let warning = InputFile.truncationWarning(ending, path: input, done: "played") { Console.error(warning) }
         let stopped = ending == .stopped ? " (stopped early)" : ""
         let underruns = player.underruns > 0 ? "; \(Console.count(player.underruns, "underrun")) recovered" : ""
-        Console.error("played \(InputFile.seconds(reader.framesRead, rate: source.sampleRate)) of '\(input)' (\(DeviceSupport.describe(source.audioFormat))) on '\(device)' (\(DeviceSupport.describe(player.format.audioFormat)))\(stopped)\(underruns)")
+        summary.note("played \(InputFile.seconds(reader.framesRead, rate: source.sampleRate)) of \(InputFile.name(input)) (\(DeviceSupport.describe(source.audioFormat))) on '\(device)' (\(DeviceSupport.describe(player.format.audioFormat)))\(stopped)\(underruns)")
         return .success
     }
 

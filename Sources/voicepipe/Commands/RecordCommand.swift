@@ -17,20 +17,28 @@ struct RecordCommand: Command {
         DeviceSupport.channelsOption,
         Arguments.Option(name: "sample-type", valueName: "type", help: "Insist on a device sample type: int16, int32, float32 or float64 (default: the best it offers)."),
     ]
-    static let flags: [Arguments.Flag] = []
+    static let flags: [Arguments.Flag] = [SummaryOptions.quietFlag]
     static var help: String {
         Arguments.help(
-            usage: "voicepipe record [--device <name>] [--seconds <s>] (--out <file.wav> | --frames <file.jsonl>|-) [--chunk-ms <ms>] [--channel <index>] [--resampler <name>] [--rate <hz>] [--channels <n>] [--sample-type <type>]",
+            usage: "voicepipe record [--device <name>] [--seconds <s>] (--out <file.wav>|- | --frames <file.jsonl>|-) [options]",
             abstract: abstract,
             discussion: """
             Opens the device at its native rate, channel count and sample type (never assuming 16 kHz),
             checks the negotiated format with the guard, and converts what it captures exactly as
             'voicepipe convert' converts a file. The audio thread only copies into a ring; conversion and
             writing happen on the main thread. A live peak meter shows on stderr when it is a terminal.
-            Ctrl-C stops cleanly and keeps what was recorded (a second Ctrl-C quits at once). When the device is missing, busy, not
-            permitted or reports an unusable format, audio is unavailable: the reason is printed and
-            the exit status is 69. A device that fails mid-recording keeps what came before (status 74).
+            Ctrl-C stops cleanly and keeps what was recorded (a second Ctrl-C quits at once). --seconds
+            records exactly that much: when conversion falls behind, the audio thread waits for it (a
+            real device then counts an overrun; ALSA's clockless 'null' is simply paced). --out writes
+            the container its extension names (\(AudioContainer.extensions); '-' is WAV on standard
+            output). When the device is missing, busy, not permitted or reports an unusable format,
+            audio is unavailable: the reason is printed and the exit status is 69. A device that fails
+            mid-recording keeps what came before (status 74).
             """,
+            examples: [
+                "voicepipe record --seconds 5 --out question.wav",
+                "voicepipe record --device plughw:1 --frames - | nc runtime 9000",
+            ],
             options: options, flags: flags)
     }
 
@@ -39,8 +47,10 @@ struct RecordCommand: Command {
     let seconds: Double?
     let output: CaptureFileWriter.Destination
     let capture: CaptureArguments
+    let summary: SummaryOptions
 
     init(arguments: Arguments) throws(CommandFailure) {
+        summary = SummaryOptions(arguments)
         _ = try arguments.positionals(exactly: [], command: Self.name)
         device = DeviceSupport.deviceName(arguments)
         var preferences = try DeviceSupport.preferences(arguments, command: Self.name)
@@ -53,7 +63,7 @@ struct RecordCommand: Command {
         self.preferences = preferences
         seconds = try arguments.decimal("seconds", in: 0.001...86_400, command: Self.name)
         switch (arguments.value("out"), arguments.value("frames")) {
-        case (let wav?, nil): output = .wav(path: wav)
+        case (let path?, nil): output = .audioFile(path: path, container: try OutputFile.container(for: path, command: Self.name))
         case (nil, let frames?): output = .jsonLines(path: frames)
         case (nil, nil): throw .usage("say where to write: '--out <file.wav>' or '--frames <file.jsonl>'", command: Self.name)
         case (_?, _?): throw .usage("'--out' and '--frames' cannot be combined; choose one", command: Self.name)
@@ -70,7 +80,7 @@ struct RecordCommand: Command {
             pump = try CapturePump(device: microphone, converter: capture.converter(for: format, source: "'\(device)'"), frameLimit: seconds.map { Int(($0 * format.sampleRate).rounded()) })
             try pump.start()
         } catch let error as CapturePumpError {
-            throw CommandFailure(error.description, exitCode: .unavailable)
+            throw CommandFailure(error.message, exitCode: .unavailable)
         } catch {
             throw CommandFailure.streaming(error, while: "starting '\(device)'")
         }
@@ -79,7 +89,7 @@ struct RecordCommand: Command {
         // The file exists only once the device streams; the ring holds two seconds meanwhile.
         let file: CaptureFileWriter
         do { file = try CaptureFileWriter(output) } catch { pump.stop(); throw CommandFailure.streaming(error, while: "creating \(output.name)") }
-        let meter = PeakMeter(rate: format.sampleRate)
+        let meter = PeakMeter(rate: format.sampleRate, enabled: !summary.quiet, noteIfUnpaced: seconds == nil ? device : nil)
         let outcome = Result { try pump.run(progress: meter.advance(converted:)) { frame in try file.write(frame); meter.show(frame.level) } }
         meter.finish()
         let seconds = { (frames: Int) in InputFile.seconds(frames, rate: format.sampleRate) }
@@ -90,10 +100,10 @@ struct RecordCommand: Command {
                 Console.error("warning: \(seconds(report.framesDropped)) of device audio was dropped because converting and writing fell behind the device; the file holds the rest, joined")
             }
             let overruns = report.device.overruns > 0 ? "; \(Console.count(report.device.overruns, "overrun")) recovered" : ""
-            Console.error("recorded \(seconds(report.framesKept)) from '\(device)' (\(DeviceSupport.describe(format.audioFormat))) to \(output.name): \(file.statistics.samples) frames at \(AudioFormat.describe(rate: AudioFormat.captureTarget.sampleRate)); \(file.statistics.summary)\(overruns)")
+            summary.note("recorded \(seconds(report.framesKept)) from '\(device)' (\(DeviceSupport.describe(format.audioFormat))) to \(output.name): \(file.statistics.samples) frames at \(AudioFormat.describe(rate: AudioFormat.captureTarget.sampleRate)); \(file.statistics.summary)\(overruns)")
             return .success
         case .failure(CapturePumpError.deviceLost(let error, let framesKept)):
-            throw CommandFailure("\(error.description); the \(seconds(framesKept)) recorded before are in \(output.name)", exitCode: .ioError)
+            throw CommandFailure("\(error.message); the \(seconds(framesKept)) recorded before are in \(output.name)", exitCode: .ioError)
         case .failure(let error):
             throw CommandFailure.streaming(error, while: "writing \(output.name)")
         }
@@ -103,13 +113,19 @@ struct RecordCommand: Command {
 /// A live peak meter on stderr (only when it is a terminal), redrawn at most ten times a second.
 private final class PeakMeter {
     private let rate: Double
+    private let enabled: Bool
+    /// The device to name once if it delivers much faster than real time; nil to say nothing.
+    private var unpacedDevice: String?
+    private let start = Date()
     private var frames = 0
     private var loudest = -Double.infinity
     private var lastDraw = Date.distantPast
     private var drawn = false
 
-    init(rate: Double) {
+    init(rate: Double, enabled: Bool, noteIfUnpaced device: String?) {
         self.rate = rate
+        self.enabled = enabled
+        unpacedDevice = device
     }
 
     func show(_ level: PeakLevel) {
@@ -119,7 +135,12 @@ private final class PeakMeter {
     /// Redraws after the pump has converted `converted` device frames in all.
     func advance(converted: Int) {
         frames = converted
-        guard Console.stderrIsTerminal, Date().timeIntervalSince(lastDraw) >= 0.1 else { return }
+        if let device = unpacedDevice, Double(frames) / rate >= 2, Double(frames) / rate > 4 * Date().timeIntervalSince(start) {
+            unpacedDevice = nil
+            finish()
+            Console.error("note: '\(device)' delivers audio faster than real time (it has no clock), so the recording runs as fast as it is converted; Ctrl-C stops it")
+        }
+        guard enabled, Console.stderrIsTerminal, Date().timeIntervalSince(lastDraw) >= 0.1 else { return }
         lastDraw = Date()
         let width = 30
         let filled = loudest.isFinite ? max(0, min(width, Int(((loudest + 60) / 60 * Double(width)).rounded()))) : 0

@@ -1,0 +1,44 @@
+import VoicePipeSession
+
+/// `--quiet` and `--json`, declared and parsed once for every command that prints a summary.
+struct SummaryOptions {
+    static let quietFlag = Arguments.Flag(name: "quiet", help: "Print no summary, progress or notes; errors and warnings still go to stderr.")
+    static let jsonFlag = Arguments.Flag(name: "json", help: "Print each summary as one JSON object on a line of its own, for scripts.")
+
+    /// Print nothing but errors and warnings.
+    let quiet: Bool
+    /// Summaries as JSON objects instead of text.
+    let json: Bool
+
+    init(_ arguments: Arguments) {
+        quiet = arguments.has("quiet")
+        json = arguments.has("json")
+    }
+
+    /// Writes one summary: the text line, or the object as one line of JSON (nothing when quiet).
+    /// - Parameter toStandardError: true when stdout carries the command's data.
+    func emit(_ text: @autoclosure () -> String, json object: @autoclosure () -> JSONObject, toStandardError: Bool) {
+        guard !quiet else { return }
+        let line = json ? JSONWriter.string(.object(object())) : text()
+        if toStandardError { Console.error(line) } else { print(line) }
+    }
+
+    /// Writes a note (nothing when quiet or when the summaries are JSON, so a script reads only objects).
+    func note(_ text: String) {
+        guard !quiet, !json else { return }
+        Console.error(text)
+    }
+}
+
+extension JSONValue {
+    /// A level in dBFS as JSON: a number to 0.1 dB, or null for no level (−∞).
+    static func decibels(_ dB: Double?) -> JSONValue {
+        guard let dB, dB.isFinite else { return .null }
+        return .number((dB * 10).rounded() / 10)
+    }
+
+    /// Seconds to the millisecond.
+    static func seconds(_ frames: Int, rate: Double) -> JSONValue {
+        .number((Double(frames) / rate * 1000).rounded() / 1000)
+    }
+}
