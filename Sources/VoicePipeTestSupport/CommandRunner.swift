@@ -4,7 +4,9 @@ import Foundation
 public enum CommandRunner {
     public struct Result: CustomStringConvertible {
         public let status: Int32
-        public let stdout: String
+        /// Standard output as bytes (a WAV written to '-', say).
+        public let output: Data
+        public var stdout: String { String(decoding: output, as: UTF8.self) }
         public let stderr: String
         public var description: String { "exit \(status)\nstdout: \(stdout)\nstderr: \(stderr)" }
     }
@@ -39,11 +41,13 @@ public enum CommandRunner {
         return packageRoot.appendingPathComponent(".build/debug").appendingPathComponent(name)
     }
 
-    /// Runs `voicepipe` (or `executable`) with `arguments`, optionally feeding `stdin`.
-    public static func run(_ arguments: [String], executable: URL = binary, stdin: Data? = nil, environment: [String: String] = [:]) throws -> Result {
+    /// Runs `voicepipe` (or `executable`) with `arguments`, optionally feeding `stdin`, in
+    /// `directory` (default: this process's current directory).
+    public static func run(_ arguments: [String], executable: URL = binary, stdin: Data? = nil, environment: [String: String] = [:], in directory: URL? = nil) throws -> Result {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
         process.environment = env
@@ -53,8 +57,18 @@ public enum CommandRunner {
         let input = Pipe()
         process.standardInput = input
         try process.run()
-        if let stdin { input.fileHandleForWriting.write(stdin) }
-        try input.fileHandleForWriting.close()
+        // Feed standard input from another thread, so a child that writes while it reads cannot
+        // block on a full pipe either way.
+        let feeder = input.fileHandleForWriting
+        let fed = DispatchGroup()
+        fed.enter()
+        _ = ignoreBrokenPipes
+        DispatchQueue.global().async {
+            // A child that exits without reading all of it (a usage error, say) closes the pipe.
+            if let stdin { try? feeder.write(contentsOf: stdin) }
+            try? feeder.close()
+            fed.leave()
+        }
         // Read both pipes to the end before waiting, so a chatty child cannot block on a full pipe.
         let errorOutput = Collected()
         let group = DispatchGroup()
@@ -65,9 +79,15 @@ public enum CommandRunner {
         }
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         group.wait()
+        fed.wait()
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errorOutput.data, as: UTF8.self))
+        return Result(status: process.terminationStatus, output: outData, stderr: String(decoding: errorOutput.data, as: UTF8.self))
     }
+
+    /// Writing to a pipe whose reader has gone must fail the write, not kill the test process.
+    private static let ignoreBrokenPipes: Void = {
+        signal(SIGPIPE, SIG_IGN)
+    }()
 
     /// Bytes read on another thread; the DispatchGroup orders the write before the read.
     private final class Collected: @unchecked Sendable {
