@@ -20,7 +20,7 @@ struct RecordCommand: Command {
     static let flags: [Arguments.Flag] = [SummaryOptions.quietFlag]
     static var help: String {
         Arguments.help(
-            usage: "voicepipe record (--out <file> | --frames <file.jsonl>) [--device <name>] [--seconds <s>] [options]",
+            usage: "voicepipe record (--out <file> | --frames <file.jsonl>) [--seconds <s>] [options]",
             abstract: abstract,
             discussion: """
             Opens the device at its native rate, channel count and sample type (never assuming 16 kHz),
