@@ -64,6 +64,6 @@ let package = Package(
         .testTarget(name: "VoicePipeSessionTests", dependencies: ["VoicePipeSession", "VoicePipeCore", "VoicePipeTestSupport"]),
         .testTarget(name: "VoicePipeClientTests", dependencies: ["VoicePipeClient", "VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport"]),
         // Runs the built `voicepipe` binary; depending on the executable makes `swift test` build it.
-        .testTarget(name: "VoicePipeCLITests", dependencies: ["voicepipe", "sample-capture-tone", "VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport", "CSndFile"]),
+        .testTarget(name: "VoicePipeCLITests", dependencies: ["voicepipe", "sample-capture-tone", "sample-convert-file", "VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport", "CSndFile"]),
     ]
 )
