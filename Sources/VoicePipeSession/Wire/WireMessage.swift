@@ -6,7 +6,7 @@ public enum TranscriptRole: String, Sendable, Hashable {
     case assistant
 }
 
-/// One message of the voice protocol, client → runtime or runtime → client (see DESIGN.md).
+/// One message of the voice protocol, client → runtime or runtime → client (see PROTOCOL.md).
 ///
 /// Field names on the wire are camelCase; ``WireCodec`` writes them in the order given here,
 /// after `type`. A message of a type this version does not know decodes to ``unknown(type:fields:)``.
