@@ -65,6 +65,23 @@ struct WireCodecTests {
         }
     }
 
+    @Test func aRuntimeErrorCodeMayBeAStringOrAWholeNumber() throws {
+        #expect(try WireCodec.decode(#"{"type":"error","message":"rate limited","code":429}"#).message == .error(message: "rate limited", code: "429"))
+        #expect(try WireCodec.decode(#"{"type":"error","message":"x","code":"E503"}"#).message == .error(message: "x", code: "E503"))
+        #expect(throws: WireError.wrongFieldType(type: "error", field: "code", expected: "string", found: "boolean")) {
+            try WireCodec.decode(#"{"type":"error","message":"x","code":true}"#)
+        }
+    }
+
+    @Test func wrongFieldTypesAreToldInGoodEnglish() {
+        #expect(WireError.wrongFieldType(type: "audio.chunk", field: "sampleRate", expected: "integer", found: "number").description
+            == #"audio.chunk field "sampleRate" must be an integer, not a number with a fraction or exponent"#)
+        #expect(WireError.wrongFieldType(type: "session.start", field: "context", expected: "object", found: "array").description
+            == #"session.start field "context" must be an object, not an array"#)
+        #expect(WireError.wrongFieldType(type: "transcript", field: "final", expected: "boolean", found: "string").description
+            == #"transcript field "final" must be a boolean, not a string"#)
+    }
+
     @Test func unknownTypesAndExtraFieldsAreKept() throws {
         let unknown = try WireCodec.decode(#"{"type":"avatar.pose","yaw":0.5,"tags":["a"]}"#)
         #expect(unknown.message == .unknown(type: "avatar.pose", fields: ["yaw": .number(0.5), "tags": .array([.string("a")])]))

@@ -171,7 +171,8 @@ public enum WireCodec {
         case .sessionEnded:
             message = .sessionEnded(reason: try reader.optionalString("reason"))
         case .error:
-            message = .error(message: try reader.string("message"), code: try reader.optionalString("code"))
+            // Runtimes send error codes as strings ("E503") or numbers (429); both are kept as text.
+            message = .error(message: try reader.string("message"), code: try reader.optionalCode("code"))
         case .debug:
             message = .debug(message: try reader.string("message"))
         default:
@@ -237,6 +238,16 @@ struct FieldReader {
         guard let value = take(name) else { return nil }
         guard case .string(let text) = value else { throw .wrongFieldType(type: type, field: name, expected: "string", found: value.kind) }
         return text
+    }
+
+    /// A code given as a string or as a whole number, as text.
+    mutating func optionalCode(_ name: String) throws(WireError) -> String? {
+        guard let value = take(name) else { return nil }
+        switch value {
+        case .string(let text): return text
+        case .integer(let number): return String(number)
+        default: throw .wrongFieldType(type: type, field: name, expected: "string", found: value.kind)
+        }
     }
 
     mutating func optionalBool(_ name: String) throws(WireError) -> Bool? {

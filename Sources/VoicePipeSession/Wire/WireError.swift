@@ -35,7 +35,7 @@ public enum WireError: Error, Sendable, Hashable, CustomStringConvertible {
         case .missingField(let type, let field):
             "\(type) needs a \"\(field)\" field"
         case .wrongFieldType(let type, let field, let expected, let found):
-            "\(type) field \"\(field)\" must be a \(expected), not \(found)"
+            "\(type) field \"\(field)\" must be \(Self.article(expected)) \(expected), not \(found == "number" && expected == "integer" ? "a number with a fraction or exponent" : Self.article(found) + " " + found)"
         case .invalidValue(let type, let field, let reason):
             "\(type) field \"\(field)\" \(reason)"
         case .messageTooLarge(let bytes, let limit):
@@ -43,6 +43,13 @@ public enum WireError: Error, Sendable, Hashable, CustomStringConvertible {
         case .audioChunk(let error):
             error.description
         }
+    }
+}
+
+extension WireError {
+    /// "a" or "an" before a JSON type's name.
+    static func article(_ word: String) -> String {
+        word.first.map { "aeiou".contains($0) } == true ? "an" : "a"
     }
 }
 
