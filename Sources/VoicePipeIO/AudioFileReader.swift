@@ -84,26 +84,24 @@ public final class AudioFileReader {
         }
     }
 
-    /// Opens a headerless file of little-endian PCM in the given format.
+    /// Opens a headerless file: interleaved frames in the given encoding (little-endian where the
+    /// encoding has more than one byte a sample).
+    ///
+    /// Samples arrive in the encoding's ``RawEncoding/decodedSampleType``: 8-bit, µ-law, A-law and
+    /// 16-bit as `Int16`, 24- and 32-bit as `Int32` (24-bit left-justified), floats as stored.
     /// - Parameters:
     ///   - path: the file; its whole content is sample data.
-    ///   - rawFormat: rate, channels and sample type of the data; must pass the ``FormatGuard``, be
-    ///     interleaved, and have a whole-number rate.
-    /// - Throws: ``AudioFileError/invalidRawFormat(path:problem:code:)`` for an unusable format (checked before the
-    ///   file is touched), ``AudioFileError/fileNotFound(path:)``, ``AudioFileError/cannotOpen(path:reason:code:)``.
-    public init(path: String, rawFormat: AudioFormat) throws(AudioFileError) {
-        // One channel is the same bytes either way; call it interleaved like every file the reader delivers.
-        var described = rawFormat
-        if described.channelCount == 1 { described.isInterleaved = true }
+    ///   - rawFormat: rate, channels and encoding of the data; the rate and channel count must pass
+    ///     the ``FormatGuard`` and the rate must be a whole number of hertz.
+    /// - Throws: ``AudioFileError/invalidRawFormat(path:problem:code:)`` for an unusable format (checked
+    ///   before the file is touched), ``AudioFileError/fileNotFound(path:)``, ``AudioFileError/cannotOpen(path:reason:code:)``.
+    public init(path: String, rawFormat: RawPCMFormat) throws(AudioFileError) {
         let validated: ValidatedFormat
-        switch FormatGuard.verdict(for: described) {
+        switch FormatGuard.verdict(for: rawFormat.decodedFormat) {
         case .failure(let rejection):
             throw .invalidRawFormat(path: path, problem: "\(rejection); give the rate and channel count the samples were recorded with", code: nil)
         case .success(let format):
             validated = format
-        }
-        guard validated.isInterleaved else {
-            throw .invalidRawFormat(path: path, problem: "the format is deinterleaved, but raw files are read as interleaved frames; describe the file as interleaved", code: nil)
         }
         guard let rate = Int32(exactly: validated.sampleRate) else {
             throw .invalidRawFormat(path: path, problem: "the sample rate \(validated.sampleRate) Hz is not a whole number of hertz that libsndfile can represent; give a whole-number rate", code: nil)
@@ -114,7 +112,7 @@ public final class AudioFileReader {
 
         let descriptor = try POSIXFile.openForReading(path)
         let major = Int32(SF_FORMAT_RAW)
-        let subtype = SndFileFormat.pcmSubtype(for: validated.sampleType)
+        let subtype = rawFormat.encoding.sndfileSubtype
         var request = SF_INFO()
         request.samplerate = rate
         request.channels = channels
@@ -124,7 +122,7 @@ public final class AudioFileReader {
             if failure.isSystemError {
                 throw .cannotOpen(path: path, reason: failure.message, code: failure.code)
             }
-            throw .invalidRawFormat(path: path, problem: "libsndfile refused \(validated): \(failure.message); check the format", code: failure.code)
+            throw .invalidRawFormat(path: path, problem: "libsndfile refused \(rawFormat): \(failure.message); check the format", code: failure.code)
         case .success(let handle):
             let sndFormat = SndFileFormat(major: major, subtype: subtype)
             self.handle = handle

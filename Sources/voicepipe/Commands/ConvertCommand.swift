@@ -1,4 +1,5 @@
 import VoicePipeCore
+import VoicePipeIO
 
 /// `voicepipe convert`: any audio file to the capture format, 16 kHz mono Int16 WAV.
 struct ConvertCommand: Command {
@@ -21,7 +22,7 @@ struct ConvertCommand: Command {
     let input: String
     let output: String
     let capture: CaptureArguments
-    let raw: AudioFormat?
+    let raw: RawPCMFormat?
 
     init(arguments: Arguments) throws(CommandFailure) {
         let paths = try arguments.positionals(exactly: ["input", "output.wav"], command: Self.name)

@@ -1,4 +1,5 @@
 import VoicePipeCore
+import VoicePipeIO
 
 /// `voicepipe encode`: an audio file to the `audio.chunk` messages a voice session sends.
 struct EncodeCommand: Command {
@@ -24,7 +25,7 @@ struct EncodeCommand: Command {
     let input: String
     let output: String
     let capture: CaptureArguments
-    let raw: AudioFormat?
+    let raw: RawPCMFormat?
 
     init(arguments: Arguments) throws(CommandFailure) {
         input = try arguments.positionals(exactly: ["input"], command: Self.name)[0]

@@ -6,7 +6,7 @@ import VoicePipeIO
 /// terminal: the run `convert` and `encode` share.
 struct FileCapture {
     let input: String
-    let raw: AudioFormat?
+    let raw: RawPCMFormat?
     let capture: CaptureArguments
     let destination: CaptureFileWriter.Destination
 

@@ -20,7 +20,7 @@ struct InfoCommand: Command {
     }
 
     let path: String
-    let raw: AudioFormat?
+    let raw: RawPCMFormat?
 
     init(arguments: Arguments) throws(CommandFailure) {
         path = try arguments.positionals(exactly: ["file"], command: Self.name)[0]

@@ -32,7 +32,7 @@ struct PlayCommand: Command {
     let input: String
     let device: String
     let preferences: DevicePreferences
-    let raw: AudioFormat?
+    let raw: RawPCMFormat?
 
     init(arguments: Arguments) throws(CommandFailure) {
         input = try arguments.positionals(exactly: ["file"], command: Self.name)[0]
