@@ -129,7 +129,8 @@ public final class AudioFileReader {
             self.format = validated
             self.info = AudioFileInfo(
                 path: path, container: sndFormat.containerName, encoding: sndFormat.encodingName, format: validated.audioFormat,
-                frameCount: Self.knownFrameCount(request.frames), declaredFrameCount: nil)
+                frameCount: Self.knownFrameCount(request.frames), declaredFrameCount: nil,
+                frameCountIsExact: Self.knownFrameCount(request.frames) != nil)
         }
     }
 
@@ -303,7 +304,8 @@ public final class AudioFileReader {
             }
             let info = AudioFileInfo(
                 path: path, container: sndFormat.containerName, encoding: sndFormat.encodingName,
-                format: format, frameCount: frameCount, declaredFrameCount: declared)
+                format: format, frameCount: frameCount, declaredFrameCount: declared,
+                frameCountIsExact: sndFormat.frameCountFollowsFromSize && frameCount != nil)
             return .opened(handle, info)
         }
     }
@@ -316,7 +318,7 @@ public final class AudioFileReader {
         return AudioFileInfo(
             path: path, container: container.containerName,
             encoding: probe.subformat == nil ? probe.encodingFallbackName : container.encodingName,
-            format: format, frameCount: nil, declaredFrameCount: probe.declaredFrameCount)
+            format: format, frameCount: nil, declaredFrameCount: probe.declaredFrameCount, frameCountIsExact: false)
     }
 
     /// libsndfile says `SF_COUNT_MAX` (or a negative count) when it does not know the length.

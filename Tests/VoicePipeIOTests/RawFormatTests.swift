@@ -49,6 +49,7 @@ struct RawFormatTests {
         #expect(rawReader.info.container == "RAW")
         #expect(rawReader.info.encoding == wavReader.info.encoding)
         #expect(rawReader.info.frameCount == frames)
+        #expect(rawReader.info.frameCountIsExact)
 
         switch encoding.decodedSampleType {
         case .int16: try Self.expectSameSamples(rawReader, wavReader, frames: frames, as: Int16.self)
