@@ -42,6 +42,8 @@ public final class AudioFileReader {
     private var reachedEnd = false
     /// A truncation or read error found after frames were delivered; thrown by every later read.
     private var pendingError: AudioFileError?
+    /// What the file's last bytes say about the end of its stream (FLAC and Ogg; `.unknown` otherwise).
+    private let streamEnd: StreamEndProbe.Verdict
     /// Aligned bounce buffer for raw reads into unaligned memory, allocated on first need.
     private var bounce: UnsafeMutableRawBufferPointer?
     private static let bounceBytes = 16_384
@@ -56,7 +58,7 @@ public final class AudioFileReader {
     ///   ``AudioFileError/unrecognizedFormat(path:detail:code:)``.
     public static func inspect(path: String) throws(AudioFileError) -> AudioFileInfo {
         switch try openFile(path: path) {
-        case .opened(let handle, let info):
+        case .opened(let handle, let info, _):
             sf_close(handle)
             return info
         case .refusedHeader(let info, _):
@@ -71,7 +73,7 @@ public final class AudioFileReader {
         switch try Self.openFile(path: path) {
         case .refusedHeader(_, let rejection):
             throw .unusableFormat(path: path, rejection)
-        case .opened(let handle, let info):
+        case .opened(let handle, let info, let streamEnd):
             switch info.verdict {
             case .failure(let rejection):
                 sf_close(handle)
@@ -80,6 +82,7 @@ public final class AudioFileReader {
                 self.handle = handle
                 self.info = info
                 self.format = validated
+                self.streamEnd = streamEnd
             }
         }
     }
@@ -127,6 +130,7 @@ public final class AudioFileReader {
             let sndFormat = SndFileFormat(major: major, subtype: subtype)
             self.handle = handle
             self.format = validated
+            self.streamEnd = .unknown
             self.info = AudioFileInfo(
                 path: path, container: sndFormat.containerName, encoding: sndFormat.encodingName, format: validated.audioFormat,
                 frameCount: Self.knownFrameCount(request.frames), declaredFrameCount: nil,
@@ -220,11 +224,11 @@ public final class AudioFileReader {
         let failed = sf_error(handle) != 0
         if delivered > 0 {
             framesRead += delivered
-            if failed { pendingError = .corrupt(path: info.path, code: SndFile.lastError(handle)) }
+            if failed { pendingError = readFailure() }
             return delivered
         }
         if failed {
-            let error = AudioFileError.corrupt(path: info.path, code: SndFile.lastError(handle))
+            let error = readFailure()
             pendingError = error
             throw error
         }
@@ -233,8 +237,27 @@ public final class AudioFileReader {
             pendingError = error
             throw error
         }
+        if streamEnd == .cutShort {
+            // An Ogg stream declares no length; its last page shows it was cut.
+            let error = AudioFileError.truncated(path: info.path, framesRead: framesRead, framesDeclared: info.declaredFrameCount)
+            pendingError = error
+            throw error
+        }
         reachedEnd = true
         return 0
+    }
+
+    /// The error for a libsndfile read error, once the frames before it were counted.
+    ///
+    /// A decoder that stops in a stream whose file ends inside a frame (``StreamEndProbe``) stopped
+    /// because the data ran out: the file is truncated, as a WAV file cut short is. Anywhere else
+    /// the stream is damaged. libFLAC says "lost sync" in both cases, so its code cannot tell them
+    /// apart; the file's last bytes can.
+    private func readFailure() -> AudioFileError {
+        if streamEnd == .cutShort {
+            return .truncated(path: info.path, framesRead: framesRead, framesDeclared: info.declaredFrameCount)
+        }
+        return .corrupt(path: info.path, code: SndFile.lastError(handle))
     }
 
     private static func isSwiftType<T>(_ type: T.Type, of sampleType: SampleType) -> Bool {
@@ -250,7 +273,7 @@ public final class AudioFileReader {
 
     private enum OpenOutcome {
         /// libsndfile opened the file; the caller owns the handle (which owns the descriptor).
-        case opened(OpaquePointer, AudioFileInfo)
+        case opened(OpaquePointer, AudioFileInfo, StreamEndProbe.Verdict)
         /// libsndfile refused the file and the header probe found a format the guard rejects; nothing is open.
         case refusedHeader(AudioFileInfo, FormatRejection)
     }
@@ -259,9 +282,10 @@ public final class AudioFileReader {
     /// ``AudioFileError`` except a header the guard refuses, which comes back as data.
     private static func openFile(path: String) throws(AudioFileError) -> OpenOutcome {
         let descriptor = try POSIXFile.openForReading(path)
-        let probe = POSIXFile.isRegularFile(descriptor) ? AudioHeaderProbe.probe(POSIXFile.byteReader(descriptor)) : nil
-
+        let isRegular = POSIXFile.isRegularFile(descriptor)
+        let probe = isRegular ? AudioHeaderProbe.probe(POSIXFile.byteReader(descriptor)) : nil
         let size = POSIXFile.size(descriptor)
+        let streamEnd = isRegular ? size.map { StreamEndProbe.probe(POSIXFile.byteReader(descriptor), size: $0) } ?? .unknown : .unknown
 
         var sfInfo = SF_INFO()
         switch SndFile.open(consuming: descriptor, mode: Int32(SFM_READ), info: &sfInfo) {
@@ -306,7 +330,7 @@ public final class AudioFileReader {
                 path: path, container: sndFormat.containerName, encoding: sndFormat.encodingName,
                 format: format, frameCount: frameCount, declaredFrameCount: declared,
                 frameCountIsExact: sndFormat.frameCountFollowsFromSize && frameCount != nil)
-            return .opened(handle, info)
+            return .opened(handle, info, streamEnd)
         }
     }
 

@@ -4,9 +4,11 @@ import VoicePipeCore
 public enum FileReadEnding: Sendable, Hashable {
     /// Every frame the file holds was read.
     case endOfFile
-    /// The header declares more frames than the file holds; every frame present was delivered
+    /// The file's data ends early; every frame present was delivered
     /// (``AudioFileError/truncated(path:framesRead:framesDeclared:)`` as an outcome, not a failure).
-    case truncated(framesRead: Int, framesDeclared: Int)
+    /// `framesDeclared` is what the header declares, nil when the container declares no length (an
+    /// Ogg stream that stops without its end-of-stream page).
+    case truncated(framesRead: Int, framesDeclared: Int?)
     /// The caller stopped before the end.
     case stopped
 }

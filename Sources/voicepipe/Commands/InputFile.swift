@@ -34,10 +34,13 @@ enum InputFile {
         }
     }
 
-    /// The warning for a file that ended before its header said, naming what was done with it.
+    /// The warning for a file whose data ends early, naming what was done with it.
     static func truncationWarning(_ ending: FileReadEnding, path: String, done: String) -> String? {
         guard case .truncated(let read, let declared) = ending else { return nil }
-        return "warning: '\(path)' is truncated: its header declares \(declared) frames but the file holds \(read); \(done) the \(read) frames present"
+        if let declared {
+            return "warning: '\(path)' is truncated: its header declares \(declared) frames but the file holds \(read); \(done) the \(read) frames present"
+        }
+        return "warning: '\(path)' is truncated: its stream stops before its end; \(done) the \(read) frames present"
     }
 
     /// Whether two paths name the same file (so an output would overwrite its input).
