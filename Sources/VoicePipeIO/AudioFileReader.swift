@@ -153,9 +153,11 @@ public final class AudioFileReader {
     ///   not that it was reached.
     /// - Throws: ``AudioFileError/incompatibleBuffer(path:detail:)`` (wrong type, less than one frame;
     ///   nothing is read); ``AudioFileError/truncated(path:framesRead:framesDeclared:)`` from the read
-    ///   that reaches the end when the header declared more frames than were there, and
-    ///   ``AudioFileError/corrupt(path:code:)`` from the read after a libsndfile read error. In both
-    ///   cases every frame that could be read was delivered first, and every later read throws again.
+    ///   that reaches the end when the header declared more frames than were there or the stream was
+    ///   cut (a FLAC file ending inside a frame, an Ogg stream without its last page), and
+    ///   ``AudioFileError/corrupt(path:code:)`` from the read after any other libsndfile read error.
+    ///   In both cases every frame that could be read was delivered first, and every later read
+    ///   throws again.
     public func read<T: PCMSample>(into buffer: UnsafeMutableBufferPointer<T>) throws(AudioFileError) -> Int {
         guard Self.isSwiftType(T.self, of: format.sampleType) else {
             throw .incompatibleBuffer(path: info.path, detail: "the file delivers \(format.sampleType) samples but the buffer holds \(T.self); read into a buffer of the type format.sampleType names")
