@@ -54,9 +54,9 @@ let package = Package(
         .target(name: "CAllocationCounter"),
         .target(name: "AllocationCounting", dependencies: ["CAllocationCounter"]),
 
-        // Signal generators, dB measurement, fakes and a whole-file reader, shared by the test
-        // targets and the benchmark package.
-        .target(name: "VoicePipeTestSupport", dependencies: ["VoicePipeCore", "VoicePipeIO"]),
+        // Signal generators, dB measurement, fakes, a whole-file reader and libsndfile-written
+        // fixtures, shared by the test targets and the benchmark package.
+        .target(name: "VoicePipeTestSupport", dependencies: ["VoicePipeCore", "VoicePipeIO", "CSndFile"]),
 
         .testTarget(name: "VoicePipeCoreTests", dependencies: ["VoicePipeCore", "VoicePipeTestSupport", "AllocationCounting"]),
         // CSndFile lets the tests write AIFF, FLAC and Ogg fixtures with libsndfile itself.
@@ -64,6 +64,7 @@ let package = Package(
         .testTarget(name: "VoicePipeSessionTests", dependencies: ["VoicePipeSession", "VoicePipeCore", "VoicePipeTestSupport"]),
         .testTarget(name: "VoicePipeClientTests", dependencies: ["VoicePipeClient", "VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport"]),
         // Runs the built `voicepipe` binary; depending on the executable makes `swift test` build it.
+        // CSndFile names the formats of the libsndfile-written fixtures.
         .testTarget(name: "VoicePipeCLITests", dependencies: ["voicepipe", "sample-capture-tone", "sample-convert-file", "VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport", "CSndFile"]),
     ]
 )

@@ -25,7 +25,7 @@ do {
     }
     try writer.close()
     if case .truncated(let read, let declared) = ending {
-        print("note: the file is truncated: \(read) of the \(declared) frames its header declares were there")
+        print("note: the file is truncated: \(read) frames were there" + (declared.map { ", of the \($0) its header declares" } ?? ""))
     }
 } catch {
     print("error: \(error)")

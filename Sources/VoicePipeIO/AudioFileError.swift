@@ -21,8 +21,11 @@ public enum AudioFileError: SystemCodedError, Sendable, Equatable {
     /// libsndfile reported a read error part-way through the file; everything before it was
     /// delivered. The code carries libsndfile's own message.
     case corrupt(path: String, code: SystemErrorCode)
-    /// The header declares more frames than the file holds; every frame that is there was delivered.
-    case truncated(path: String, framesRead: Int, framesDeclared: Int)
+    /// The file's data ends early: the header declares more frames than the file holds (WAV, AIFF,
+    /// FLAC), or the stream stops inside a frame or page, or without its end-of-stream page (FLAC,
+    /// Ogg; `framesDeclared` is nil when the container declares no length). Every frame that is
+    /// there was delivered.
+    case truncated(path: String, framesRead: Int, framesDeclared: Int?)
     /// The caller's buffer cannot take this file's samples: its element type is not the file's native
     /// sample type, or it holds less than one frame. Nothing was read.
     case incompatibleBuffer(path: String, detail: String)
@@ -72,8 +75,10 @@ public enum AudioFileError: SystemCodedError, Sendable, Equatable {
             sentence = "cannot read \(Self.name(path)) as raw PCM: \(problem)"
         case .corrupt(let path, let code):
             sentence = "\(Self.name(path)) is damaged: reading stopped with \"\(Self.trimmed(code.message))\" after the audio before that point was delivered; repair or re-export the file"
-        case .truncated(let path, let framesRead, let framesDeclared):
+        case .truncated(let path, let framesRead, let framesDeclared?):
             sentence = "\(Self.name(path)) is truncated: its header declares \(framesDeclared) frames but only \(framesRead) are present (all of them were delivered); copy or export the file again"
+        case .truncated(let path, let framesRead, nil):
+            sentence = "\(Self.name(path)) is truncated: its stream stops before its end after \(framesRead) frames (all of them were delivered); copy or export the file again"
         case .incompatibleBuffer(let path, let detail):
             sentence = "cannot read \(Self.name(path)) into this buffer: \(detail)"
         case .cannotCreate(let path, let reason, _):

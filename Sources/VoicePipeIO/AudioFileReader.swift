@@ -42,6 +42,8 @@ public final class AudioFileReader {
     private var reachedEnd = false
     /// A truncation or read error found after frames were delivered; thrown by every later read.
     private var pendingError: AudioFileError?
+    /// What the file's last bytes say about the end of its stream (FLAC and Ogg; `.unknown` otherwise).
+    private let streamEnd: StreamEndProbe.Verdict
     /// Aligned bounce buffer for raw reads into unaligned memory, allocated on first need.
     private var bounce: UnsafeMutableRawBufferPointer?
     private static let bounceBytes = 16_384
@@ -56,7 +58,7 @@ public final class AudioFileReader {
     ///   ``AudioFileError/unrecognizedFormat(path:detail:code:)``.
     public static func inspect(path: String) throws(AudioFileError) -> AudioFileInfo {
         switch try openFile(path: path) {
-        case .opened(let handle, let info):
+        case .opened(let handle, let info, _):
             sf_close(handle)
             return info
         case .refusedHeader(let info, _):
@@ -71,7 +73,7 @@ public final class AudioFileReader {
         switch try Self.openFile(path: path) {
         case .refusedHeader(_, let rejection):
             throw .unusableFormat(path: path, rejection)
-        case .opened(let handle, let info):
+        case .opened(let handle, let info, let streamEnd):
             switch info.verdict {
             case .failure(let rejection):
                 sf_close(handle)
@@ -80,30 +82,29 @@ public final class AudioFileReader {
                 self.handle = handle
                 self.info = info
                 self.format = validated
+                self.streamEnd = streamEnd
             }
         }
     }
 
-    /// Opens a headerless file of little-endian PCM in the given format.
+    /// Opens a headerless file: interleaved frames in the given encoding (little-endian where the
+    /// encoding has more than one byte a sample).
+    ///
+    /// Samples arrive in the encoding's ``RawEncoding/decodedSampleType``: 8-bit, µ-law, A-law and
+    /// 16-bit as `Int16`, 24- and 32-bit as `Int32` (24-bit left-justified), floats as stored.
     /// - Parameters:
     ///   - path: the file; its whole content is sample data.
-    ///   - rawFormat: rate, channels and sample type of the data; must pass the ``FormatGuard``, be
-    ///     interleaved, and have a whole-number rate.
-    /// - Throws: ``AudioFileError/invalidRawFormat(path:problem:code:)`` for an unusable format (checked before the
-    ///   file is touched), ``AudioFileError/fileNotFound(path:)``, ``AudioFileError/cannotOpen(path:reason:code:)``.
-    public init(path: String, rawFormat: AudioFormat) throws(AudioFileError) {
-        // One channel is the same bytes either way; call it interleaved like every file the reader delivers.
-        var described = rawFormat
-        if described.channelCount == 1 { described.isInterleaved = true }
+    ///   - rawFormat: rate, channels and encoding of the data; the rate and channel count must pass
+    ///     the ``FormatGuard`` and the rate must be a whole number of hertz.
+    /// - Throws: ``AudioFileError/invalidRawFormat(path:problem:code:)`` for an unusable format (checked
+    ///   before the file is touched), ``AudioFileError/fileNotFound(path:)``, ``AudioFileError/cannotOpen(path:reason:code:)``.
+    public init(path: String, rawFormat: RawPCMFormat) throws(AudioFileError) {
         let validated: ValidatedFormat
-        switch FormatGuard.verdict(for: described) {
+        switch FormatGuard.verdict(for: rawFormat.decodedFormat) {
         case .failure(let rejection):
             throw .invalidRawFormat(path: path, problem: "\(rejection); give the rate and channel count the samples were recorded with", code: nil)
         case .success(let format):
             validated = format
-        }
-        guard validated.isInterleaved else {
-            throw .invalidRawFormat(path: path, problem: "the format is deinterleaved, but raw files are read as interleaved frames; describe the file as interleaved", code: nil)
         }
         guard let rate = Int32(exactly: validated.sampleRate) else {
             throw .invalidRawFormat(path: path, problem: "the sample rate \(validated.sampleRate) Hz is not a whole number of hertz that libsndfile can represent; give a whole-number rate", code: nil)
@@ -114,7 +115,7 @@ public final class AudioFileReader {
 
         let descriptor = try POSIXFile.openForReading(path)
         let major = Int32(SF_FORMAT_RAW)
-        let subtype = SndFileFormat.pcmSubtype(for: validated.sampleType)
+        let subtype = rawFormat.encoding.sndfileSubtype
         var request = SF_INFO()
         request.samplerate = rate
         request.channels = channels
@@ -124,14 +125,16 @@ public final class AudioFileReader {
             if failure.isSystemError {
                 throw .cannotOpen(path: path, reason: failure.message, code: failure.code)
             }
-            throw .invalidRawFormat(path: path, problem: "libsndfile refused \(validated): \(failure.message); check the format", code: failure.code)
+            throw .invalidRawFormat(path: path, problem: "libsndfile refused \(rawFormat): \(failure.message); check the format", code: failure.code)
         case .success(let handle):
             let sndFormat = SndFileFormat(major: major, subtype: subtype)
             self.handle = handle
             self.format = validated
+            self.streamEnd = .unknown
             self.info = AudioFileInfo(
                 path: path, container: sndFormat.containerName, encoding: sndFormat.encodingName, format: validated.audioFormat,
-                frameCount: Self.knownFrameCount(request.frames), declaredFrameCount: nil)
+                frameCount: Self.knownFrameCount(request.frames), declaredFrameCount: nil,
+                frameCountIsExact: Self.knownFrameCount(request.frames) != nil)
         }
     }
 
@@ -150,9 +153,11 @@ public final class AudioFileReader {
     ///   not that it was reached.
     /// - Throws: ``AudioFileError/incompatibleBuffer(path:detail:)`` (wrong type, less than one frame;
     ///   nothing is read); ``AudioFileError/truncated(path:framesRead:framesDeclared:)`` from the read
-    ///   that reaches the end when the header declared more frames than were there, and
-    ///   ``AudioFileError/corrupt(path:code:)`` from the read after a libsndfile read error. In both
-    ///   cases every frame that could be read was delivered first, and every later read throws again.
+    ///   that reaches the end when the header declared more frames than were there or the stream was
+    ///   cut (a FLAC file ending inside a frame, an Ogg stream without its last page), and
+    ///   ``AudioFileError/corrupt(path:code:)`` from the read after any other libsndfile read error.
+    ///   In both cases every frame that could be read was delivered first, and every later read
+    ///   throws again.
     public func read<T: PCMSample>(into buffer: UnsafeMutableBufferPointer<T>) throws(AudioFileError) -> Int {
         guard Self.isSwiftType(T.self, of: format.sampleType) else {
             throw .incompatibleBuffer(path: info.path, detail: "the file delivers \(format.sampleType) samples but the buffer holds \(T.self); read into a buffer of the type format.sampleType names")
@@ -221,11 +226,11 @@ public final class AudioFileReader {
         let failed = sf_error(handle) != 0
         if delivered > 0 {
             framesRead += delivered
-            if failed { pendingError = .corrupt(path: info.path, code: SndFile.lastError(handle)) }
+            if failed { pendingError = readFailure() }
             return delivered
         }
         if failed {
-            let error = AudioFileError.corrupt(path: info.path, code: SndFile.lastError(handle))
+            let error = readFailure()
             pendingError = error
             throw error
         }
@@ -234,8 +239,27 @@ public final class AudioFileReader {
             pendingError = error
             throw error
         }
+        if streamEnd == .cutShort {
+            // An Ogg stream declares no length; its last page shows it was cut.
+            let error = AudioFileError.truncated(path: info.path, framesRead: framesRead, framesDeclared: info.declaredFrameCount)
+            pendingError = error
+            throw error
+        }
         reachedEnd = true
         return 0
+    }
+
+    /// The error for a libsndfile read error, once the frames before it were counted.
+    ///
+    /// A decoder that stops in a stream whose file ends inside a frame (``StreamEndProbe``) stopped
+    /// because the data ran out: the file is truncated, as a WAV file cut short is. Anywhere else
+    /// the stream is damaged. libFLAC says "lost sync" in both cases, so its code cannot tell them
+    /// apart; the file's last bytes can.
+    private func readFailure() -> AudioFileError {
+        if streamEnd == .cutShort {
+            return .truncated(path: info.path, framesRead: framesRead, framesDeclared: info.declaredFrameCount)
+        }
+        return .corrupt(path: info.path, code: SndFile.lastError(handle))
     }
 
     private static func isSwiftType<T>(_ type: T.Type, of sampleType: SampleType) -> Bool {
@@ -251,7 +275,7 @@ public final class AudioFileReader {
 
     private enum OpenOutcome {
         /// libsndfile opened the file; the caller owns the handle (which owns the descriptor).
-        case opened(OpaquePointer, AudioFileInfo)
+        case opened(OpaquePointer, AudioFileInfo, StreamEndProbe.Verdict)
         /// libsndfile refused the file and the header probe found a format the guard rejects; nothing is open.
         case refusedHeader(AudioFileInfo, FormatRejection)
     }
@@ -260,9 +284,10 @@ public final class AudioFileReader {
     /// ``AudioFileError`` except a header the guard refuses, which comes back as data.
     private static func openFile(path: String) throws(AudioFileError) -> OpenOutcome {
         let descriptor = try POSIXFile.openForReading(path)
-        let probe = POSIXFile.isRegularFile(descriptor) ? AudioHeaderProbe.probe(POSIXFile.byteReader(descriptor)) : nil
-
+        let isRegular = POSIXFile.isRegularFile(descriptor)
+        let probe = isRegular ? AudioHeaderProbe.probe(POSIXFile.byteReader(descriptor)) : nil
         let size = POSIXFile.size(descriptor)
+        let streamEnd = isRegular ? size.map { StreamEndProbe.probe(POSIXFile.byteReader(descriptor), size: $0) } ?? .unknown : .unknown
 
         var sfInfo = SF_INFO()
         switch SndFile.open(consuming: descriptor, mode: Int32(SFM_READ), info: &sfInfo) {
@@ -305,8 +330,9 @@ public final class AudioFileReader {
             }
             let info = AudioFileInfo(
                 path: path, container: sndFormat.containerName, encoding: sndFormat.encodingName,
-                format: format, frameCount: frameCount, declaredFrameCount: declared)
-            return .opened(handle, info)
+                format: format, frameCount: frameCount, declaredFrameCount: declared,
+                frameCountIsExact: sndFormat.frameCountFollowsFromSize && frameCount != nil)
+            return .opened(handle, info, streamEnd)
         }
     }
 
@@ -318,7 +344,7 @@ public final class AudioFileReader {
         return AudioFileInfo(
             path: path, container: container.containerName,
             encoding: probe.subformat == nil ? probe.encodingFallbackName : container.encodingName,
-            format: format, frameCount: nil, declaredFrameCount: probe.declaredFrameCount)
+            format: format, frameCount: nil, declaredFrameCount: probe.declaredFrameCount, frameCountIsExact: false)
     }
 
     /// libsndfile says `SF_COUNT_MAX` (or a negative count) when it does not know the length.

@@ -58,6 +58,21 @@ struct SndFileFormat: Equatable {
         }
     }
 
+    /// Whether libsndfile derives this format's frame count from the data's size, so that a reader
+    /// delivers exactly that many frames: uncompressed fixed-size encodings in a container that is
+    /// not a codec stream. FLAC's and Ogg's counts come from headers, MPEG's is an estimate.
+    var frameCountFollowsFromSize: Bool {
+        let codecContainers = [SF_FORMAT_FLAC, SF_FORMAT_OGG, SF_FORMAT_MPEG].map { Int32($0) }
+        guard !codecContainers.contains(major) else { return false }
+        switch Int(subtype) {
+        case SF_FORMAT_PCM_S8, SF_FORMAT_PCM_U8, SF_FORMAT_PCM_16, SF_FORMAT_PCM_24, SF_FORMAT_PCM_32,
+             SF_FORMAT_FLOAT, SF_FORMAT_DOUBLE, SF_FORMAT_ULAW, SF_FORMAT_ALAW:
+            return true
+        default:
+            return false
+        }
+    }
+
     /// The libsndfile subtype VoicePipe uses to read or write a sample type as plain PCM.
     static func pcmSubtype(for type: SampleType) -> Int32 {
         switch type {

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import Synchronization
 import VoicePipeCore
 
 /// Why a file could not be opened or created: the path, the system's code, and the reason in a
@@ -81,20 +82,40 @@ public enum SystemFile {
         return descriptor
     }
 
-    /// Reads all of standard input into a temporary file and returns it rewound: audio readers
-    /// need to seek, which a pipe cannot.
+    /// Standard input as a file that can be read from the start and sought in: audio readers
+    /// need to seek, which a pipe cannot. The first call reads all of standard input into an
+    /// unlinked temporary file; every call (a command may open its input twice, to inspect and
+    /// then to read) returns a descriptor of its own at the file's start.
     /// - Throws: ``SystemFileError`` for the temporary file or a read or write that failed.
     public static func spoolStandardInput() throws(SystemFileError) -> Int32 {
-        let spool = try temporaryFile()
-        do {
-            try copy(STDIN_FILENO, named: "standard input", to: spool, named: "a temporary file")
-        } catch {
-            _ = close(spool)
-            throw error
+        let spooled = standardInputSpool.withLock { cached -> Result<Int32, SystemFileError> in
+            if let cached { return .success(cached) }
+            do throws(SystemFileError) {
+                let spool = try temporaryFile()
+                do throws(SystemFileError) {
+                    try copy(STDIN_FILENO, named: "standard input", to: spool, named: "a temporary file")
+                } catch {
+                    _ = close(spool)
+                    throw error
+                }
+                cached = spool
+                return .success(spool)
+            } catch {
+                return .failure(error)
+            }
         }
-        _ = lseek(spool, 0, SEEK_SET)
-        return spool
+        let spool = try spooled.get()
+        // A new open file description, so each reader has its own offset.
+        let descriptor = open("/proc/self/fd/\(spool)", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let code = SystemErrorCode.posix(errno)
+            throw SystemFileError(operation: .read, path: "standard input", code: code, reason: code.messageInSentence)
+        }
+        return descriptor
     }
+
+    /// The spooled copy of standard input, once made (kept open for the life of the process).
+    private static let standardInputSpool = Mutex<Int32?>(nil)
 
     /// Copies a whole file, from its start, to standard output.
     /// - Throws: ``SystemFileError`` for a read or write that failed.

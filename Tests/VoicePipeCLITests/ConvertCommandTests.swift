@@ -143,7 +143,7 @@ struct ConvertCommandTests {
     @Test func infoPrintsTheFormatAndTheGuardsVerdict() throws {
         let result = try CommandRunner.run(["info", CommandRunner.sample("speech-48k-stereo-f32.wav")])
         #expect(result.status == 0, "\(result)")
-        #expect(result.stdout.contains("format:     48000 Hz, stereo, Float32, interleaved"))
+        #expect(result.stdout.contains("format:     48000 Hz, stereo\nsamples:    Float32, decoded from 32 bit float"))
         #expect(result.stdout.contains("frames:     140687 (2.931 s)"))
         #expect(result.stdout.contains("guard:      usable; converts to 16000 Hz mono Int16 (46896 frames)"))
 

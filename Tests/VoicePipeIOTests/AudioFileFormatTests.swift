@@ -167,7 +167,7 @@ struct AudioFileFormatTests {
         let int16Samples = Signals.int16(Fixtures.signal(frames: 1_000, channels: 2, sampleRate: 16_000))
         // One stray byte at the end: not a whole frame, so it is not delivered.
         let int16Path = try directory.file("capture.raw", Fixtures.int16LE(int16Samples) + [0x7F])
-        let int16Reader = try AudioFileReader(path: int16Path, rawFormat: AudioFormat(sampleRate: 16_000, channelCount: 2, sampleType: .int16))
+        let int16Reader = try AudioFileReader(path: int16Path, rawFormat: RawPCMFormat(sampleRate: 16_000, channelCount: 2, encoding: .int16))
         #expect(int16Reader.info.container == "RAW")
         #expect(int16Reader.info.encoding == "Signed 16 bit PCM")
         #expect(int16Reader.info.frameCount == 1_000)
@@ -179,20 +179,19 @@ struct AudioFileFormatTests {
 
         let floats = Fixtures.signal(frames: 777, channels: 1, sampleRate: 24_000).map { Float($0) }
         let floatPath = try directory.file("player.f32", Fixtures.littleEndianBytes(floats))
-        // Mono is the same bytes interleaved or not, so a deinterleaved mono description is accepted.
-        let floatReader = try AudioFileReader(path: floatPath, rawFormat: AudioFormat(sampleRate: 24_000, channelCount: 1, sampleType: .float32, isInterleaved: false))
+        let floatReader = try AudioFileReader(path: floatPath, rawFormat: RawPCMFormat(sampleRate: 24_000, channelCount: 1, encoding: .float32))
         #expect(floatReader.info.encoding == "32 bit float")
         #expect(floatReader.format.isInterleaved && floatReader.info.format.isInterleaved)
         #expect(AudioFiles.readAll(floatReader, bufferFrames: 100, as: Float.self).samples.map(\.bitPattern) == floats.map(\.bitPattern))
 
         let ints: [Int32] = [.min, -1, 0, 1, .max, 0x0102_0304]
         let intPath = try directory.file("wide.s32", Fixtures.littleEndianBytes(ints))
-        let intReader = try AudioFileReader(path: intPath, rawFormat: AudioFormat(sampleRate: 8_000, channelCount: 3, sampleType: .int32))
+        let intReader = try AudioFileReader(path: intPath, rawFormat: RawPCMFormat(sampleRate: 8_000, channelCount: 3, encoding: .int32))
         #expect(AudioFiles.readAll(intReader, bufferFrames: 1, as: Int32.self).samples == ints)
 
         let doubles: [Double] = [0.5, -0.25, 1e-10, -1]
         let doublePath = try directory.file("exact.f64", Fixtures.littleEndianBytes(doubles))
-        let doubleReader = try AudioFileReader(path: doublePath, rawFormat: AudioFormat(sampleRate: 192_000, channelCount: 2, sampleType: .float64))
+        let doubleReader = try AudioFileReader(path: doublePath, rawFormat: RawPCMFormat(sampleRate: 192_000, channelCount: 2, encoding: .float64))
         #expect(doubleReader.info.encoding == "64 bit float")
         #expect(AudioFiles.readAll(doubleReader, bufferFrames: 3, as: Double.self).samples == doubles)
     }

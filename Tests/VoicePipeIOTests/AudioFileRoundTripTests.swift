@@ -208,7 +208,7 @@ struct AudioFileRoundTripTests {
             _ = try? AudioFileReader.inspect(path: zeroRate)
             _ = try? AudioFileReader(path: zeroRate)
             _ = try? AudioFileReader(path: garbage)
-            _ = try? AudioFileReader(path: good, rawFormat: .captureTarget)
+            _ = try? AudioFileReader(path: good, rawFormat: RawPCMFormat(sampleRate: 16_000, channelCount: 1, encoding: .int16))
             let scratch = try AudioFileWriter(path: directory.path("scratch\(index % 4).wav"), sampleRate: 8_000, channelCount: 1, encoding: .float32)
             if index.isMultiple(of: 2) { try scratch.close() }
         }

@@ -119,27 +119,7 @@ enum Fixtures {
     /// Writes interleaved `samples` with libsndfile in the given `SF_FORMAT_*` major | subtype, using the
     /// `sf_writef_*` call that matches `T` (Int16, Int32, Float, Double).
     static func writeWithLibsndfile<T>(_ path: String, format: Int32, sampleRate: Int, channels: Int, samples: [T]) throws {
-        var info = SF_INFO()
-        info.samplerate = Int32(sampleRate)
-        info.channels = Int32(channels)
-        info.format = format
-        guard let file = sf_open(path, Int32(SFM_WRITE), &info) else {
-            throw FixtureError(description: "libsndfile cannot write \(path): \(String(cString: sf_strerror(nil)))")
-        }
-        defer { sf_close(file) }
-        let frames = sf_count_t(samples.count / channels)
-        let written: sf_count_t = samples.withUnsafeBytes { raw in
-            switch T.self {
-            case is Int16.Type: sf_writef_short(file, raw.assumingMemoryBound(to: Int16.self).baseAddress, frames)
-            case is Int32.Type: sf_writef_int(file, raw.assumingMemoryBound(to: Int32.self).baseAddress, frames)
-            case is Float.Type: sf_writef_float(file, raw.assumingMemoryBound(to: Float.self).baseAddress, frames)
-            case is Double.Type: sf_writef_double(file, raw.assumingMemoryBound(to: Double.self).baseAddress, frames)
-            default: -1
-            }
-        }
-        guard written == frames else {
-            throw FixtureError(description: "libsndfile wrote \(written) of \(frames) frames to \(path)")
-        }
+        try SndFileFixtures.write(path, format: format, sampleRate: sampleRate, channels: channels, samples: samples)
     }
 
     /// Chops a file to `length` bytes.

@@ -36,7 +36,7 @@ struct ConvertCommand: Command {
     /// One output per input.
     let outputs: [CaptureFileWriter.Destination]
     let capture: CaptureArguments
-    let raw: AudioFormat?
+    let raw: RawPCMFormat?
     let summary: SummaryOptions
     let jobs: Int?
 

@@ -1,5 +1,6 @@
 import VoicePipeClient
 import VoicePipeCore
+import VoicePipeIO
 import VoicePipeSession
 
 /// `voicepipe encode`: audio files to the `audio.chunk` messages a voice session sends.
@@ -34,7 +35,7 @@ struct EncodeCommand: Command {
     let inputs: [String]
     let outputs: [CaptureFileWriter.Destination]
     let capture: CaptureArguments
-    let raw: AudioFormat?
+    let raw: RawPCMFormat?
     let summary: SummaryOptions
     let jobs: Int?
 

@@ -7,7 +7,7 @@ import VoicePipeIO
 /// `encode` share, for one file or for each file of a batch.
 struct FileCapture: Sendable {
     let input: String
-    let raw: AudioFormat?
+    let raw: RawPCMFormat?
     let capture: CaptureArguments
     let destination: CaptureFileWriter.Destination
 

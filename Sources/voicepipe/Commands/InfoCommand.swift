@@ -1,65 +1,219 @@
 import VoicePipeCore
 import VoicePipeIO
+import VoicePipeSession
 
-/// `voicepipe info`: a file's format and the format guard's verdict.
+/// `voicepipe info`: each file's format, its length, and what `convert` will make of it.
 struct InfoCommand: Command {
     static let name = "info"
-    static let abstract = "Show an audio file's format and whether VoicePipe can use it."
-    static let options: [Arguments.Option] = [InputFile.rawOption]
-    static let flags: [Arguments.Flag] = []
+    static let abstract = "Show audio files' formats and what 'convert' will make of them."
+    static let options: [Arguments.Option] = [InputFile.rawOption] + CaptureArguments.options
+    static let flags: [Arguments.Flag] = [
+        Arguments.Flag(name: "json", help: "Print one JSON object per file, one per line, instead of the text."),
+        Arguments.Flag(name: "quiet", help: "Print nothing but errors; the exit status tells."),
+    ]
     static var help: String {
         Arguments.help(
-            usage: "voicepipe info <file> [--raw <rate:channels:type>]",
+            usage: "voicepipe info <file>... [--json | --quiet] [--raw <rate:channels:type>] [options]",
             abstract: abstract,
             discussion: """
-            Prints the container, encoding, format, length and the format guard's verdict. A file whose
-            header reports a zero sample rate or no channels is shown with the reason it is refused, and
-            the exit status is then 65.
+            Prints, for each file, the container, encoding, rate and channels, the sample type the file
+            decodes to, the frames 'convert' will read, and whether 'convert' can use the file (with the
+            same options) and how many 16 kHz frames it will write. Where the header's count is not exact
+            (FLAC, Ogg, MP3) the file is decoded to count its frames. A file whose data ends early is
+            shown as truncated and still converts; a file that is damaged, refused by the format guard
+            (0 Hz, no channels) or that the converter cannot take is reported with convert's reason.
+            A bad file does not stop the others; the exit status is the worst of them (0, or 64 to 74
+            as 'convert' would exit).
+
+            --json keys, in this order: path, container, encoding, sampleType (decoded), sampleRate,
+            channels, frames (what convert reads), framesCounted (decoded to count them), headerFrames
+            (libsndfile's count, an estimate for MP3), declaredFrames, truncated, damaged, convertible,
+            reason, outputFrames (at 16 kHz), exitStatus; unknown values are null.
             """,
             examples: ["voicepipe info call.wav", "voicepipe info --raw 8000:1:int16 call.raw"],
             options: options, flags: flags)
     }
 
-    let path: String
-    let raw: AudioFormat?
+    let paths: [String]
+    let raw: RawPCMFormat?
+    let capture: CaptureArguments
+    let json: Bool
+    let quiet: Bool
 
     init(arguments: Arguments) throws(CommandFailure) {
-        path = try arguments.positionals(exactly: ["file"], command: Self.name)[0]
+        paths = arguments.positionals
+        guard !paths.isEmpty else { throw .usage("missing <file>", command: Self.name) }
         raw = try InputFile.rawFormat(arguments.value("raw"), command: Self.name)
+        capture = try CaptureArguments(arguments, command: Self.name)
+        json = arguments.has("json")
+        quiet = arguments.has("quiet")
+        if json && quiet {
+            throw .usage("'--json' and '--quiet' cannot be used together", command: Self.name)
+        }
     }
 
     func run() throws(CommandFailure) -> ExitCode {
-        let info: AudioFileInfo
-        if let raw {
-            info = try InputFile.open(path, raw: raw).info
+        var worst = ExitCode.success
+        for (index, path) in paths.enumerated() {
+            let report = FileReport(path: path, raw: raw, capture: capture)
+            if json {
+                print(JSONWriter.string(.object(report.jsonObject)))
+            } else if !quiet {
+                print((index == 0 ? "" : "\n") + report.text)
+            }
+            if let failure = report.failure {
+                // The same line VoicePipeTool prints for a failure that ends a command.
+                Console.error("voicepipe \(Self.name): \(failure.message)")
+                if failure.exitCode.rawValue > worst.rawValue { worst = failure.exitCode }
+            }
+        }
+        return worst
+    }
+}
+
+/// What `info` found about one file: the header's facts, the frames `convert` reads, and the first
+/// failure `convert` would stop with, found by the same library calls `convert` makes.
+struct FileReport {
+    let path: String
+    /// The header's facts; nil when the file cannot be opened at all.
+    private(set) var info: AudioFileInfo?
+    /// The frames a reader delivers and how reading ends; nil when the file could not be read.
+    private(set) var length: AudioFileLength?
+    /// The frames delivered before a damaged stream stopped, with the error.
+    private(set) var damage: (framesBefore: Int, error: AudioFileError)?
+    /// The 16 kHz frames `convert` writes; nil when it cannot convert the file.
+    private(set) var outputFrames: Int?
+    /// The failure `convert` would end with (open, guard, converter, damaged data, in that order).
+    private(set) var failure: CommandFailure?
+
+    init(path: String, raw: RawPCMFormat?, capture: CaptureArguments) {
+        self.path = path
+        // The header as reported, even when the guard refuses it.
+        if raw == nil {
+            do { info = try AudioFileReader.inspect(path: path) } catch { failure = CommandFailure(error) }
+        }
+        guard failure == nil else { return }
+        // Then exactly what convert does: open (the guard), build the converter, read to the end.
+        let reader: AudioFileReader
+        do {
+            reader = try InputFile.open(path, raw: raw)
+        } catch {
+            failure = error
+            return
+        }
+        info = reader.info
+        var converter: CaptureConverter?
+        do {
+            converter = try capture.converter(for: reader.format, source: "'\(path)'")
+        } catch {
+            failure = error
+        }
+        do {
+            length = try reader.measureLength()
+        } catch {
+            damage = (reader.framesRead, error)
+            if failure == nil { failure = CommandFailure(error) }
+        }
+        if let converter, let length, failure == nil {
+            // Every resampler makes a stream exactly the ratio's length; the converter's exists, so
+            // the ratio of its rates does.
+            outputFrames = (try? RationalRatio(inputRate: converter.resampler.inputRate, outputRate: converter.resampler.outputRate))?
+                .outputFrames(forInputFrames: length.frames)
+        }
+    }
+
+    /// The frames `convert` reads: all of them, or those before the damage.
+    var frames: Int? { length?.frames ?? damage?.framesBefore }
+
+    var isTruncated: Bool {
+        if case .truncated = length?.ending { return true }
+        return false
+    }
+
+    private var declaredFrames: Int? {
+        if case .truncated(_, let declared) = length?.ending { return declared }
+        return info?.declaredFrameCount
+    }
+
+    // MARK: Text
+
+    var text: String {
+        guard let info else { return "file:       \(path)\nerror:      \(failure?.message ?? "the file cannot be read")" }
+        let format = info.format
+        let rate = AudioFormat.describe(rate: format.sampleRate)
+        let channels = format.channelCount == 1 ? "mono" : format.channelCount == 2 ? "stereo" : "\(format.channelCount) ch"
+        var lines = [
+            "file:       \(path)",
+            "container:  \(info.container)",
+            "encoding:   \(info.encoding)",
+            "format:     \(rate), \(channels)",
+            "samples:    \(format.sampleType), decoded from \(info.encoding)",
+        ]
+        let seconds: (Int) -> String = { frames in
+            format.sampleRate > 0 && format.sampleRate.isFinite ? " (\(InputFile.seconds(frames, rate: format.sampleRate)))" : ""
+        }
+        if let length {
+            var line = "frames:     \(length.frames)\(seconds(length.frames))"
+            if length.wasCounted {
+                line += ", counted by decoding"
+                if let header = info.frameCount, header != length.frames, header != declaredFrames {
+                    line += " (the header estimates \(header))"
+                }
+            }
+            lines.append(line)
+        } else if let damage {
+            lines.append("frames:     \(damage.framesBefore)\(seconds(damage.framesBefore)) before the damage")
+        } else if let declared = info.declaredFrameCount {
+            lines.append("frames:     \(declared) declared in the header (not read)")
+        }
+        if case .truncated(let read, let declared) = length?.ending {
+            if let declared {
+                lines.append("declared:   \(declared) frames in the header (the file is truncated: its data ends after \(read))")
+            } else {
+                lines.append("declared:   no length in the header (the file is truncated: its stream stops before its end)")
+            }
+        }
+        if let damage {
+            lines.append("damaged:    reading stops after \(damage.framesBefore) frames (\(damage.error.code.map(String.init(describing:)) ?? "a read error"))")
+        }
+        if let outputFrames {
+            lines.append("guard:      usable; converts to \(AudioFormat.describe(rate: AudioFormat.captureTarget.sampleRate)) mono Int16 (\(outputFrames) frames)")
+        } else if case .failure(let rejection) = info.verdict {
+            // The format guard's own words; the error line says what to do about it.
+            lines.append("guard:      refused: \(rejection)")
         } else {
-            do {
-                info = try AudioFileReader.inspect(path: path)
-            } catch {
-                throw CommandFailure(error)
-            }
+            lines.append("guard:      refused: \(failure?.message ?? "the file cannot be converted")")
         }
-        print("file:       \(info.path)")
-        print("container:  \(info.container)")
-        print("encoding:   \(info.encoding)")
-        print("format:     \(info.format)")
-        if let frames = info.frameCount {
-            let duration = info.format.sampleRate > 0 && info.format.sampleRate.isFinite ? " (\(InputFile.seconds(frames, rate: info.format.sampleRate)))" : ""
-            print("frames:     \(frames)\(duration)")
-        }
-        if let declared = info.declaredFrameCount, declared != info.frameCount {
-            print("declared:   \(declared) frames in the header (the file is truncated)")
-        }
-        switch info.verdict {
-        case .success(let format):
-            let outputFrames = info.frameCount.flatMap { frames in
-                (try? RationalRatio(inputRate: format.sampleRate, outputRate: AudioFormat.captureTarget.sampleRate)).map { $0.outputFrames(forInputFrames: frames) }
-            }
-            print("guard:      usable; converts to \(AudioFormat.describe(rate: AudioFormat.captureTarget.sampleRate)) mono Int16" + (outputFrames.map { " (\($0) frames)" } ?? ""))
-            return .success
-        case .failure(let rejection):
-            print("guard:      refused: \(rejection)")
-            throw CommandFailure("'\(path)' is not usable audio: \(rejection)", exitCode: .dataError)
-        }
+        return lines.joined(separator: "\n")
+    }
+
+    // MARK: JSON
+
+    var jsonObject: JSONObject {
+        let format = info?.format
+        var object = JSONObject()
+        object["path"] = .string(path)
+        object["container"] = info.map { .string($0.container) } ?? .null
+        object["encoding"] = info.map { .string($0.encoding) } ?? .null
+        object["sampleType"] = format.map { .string($0.sampleType.description) } ?? .null
+        object["sampleRate"] = format.map { Self.number($0.sampleRate) } ?? .null
+        object["channels"] = format.map { .integer($0.channelCount) } ?? .null
+        object["frames"] = frames.map { .integer($0) } ?? .null
+        object["framesCounted"] = .bool(length?.wasCounted ?? (damage != nil))
+        object["headerFrames"] = info?.frameCount.map { .integer($0) } ?? .null
+        object["declaredFrames"] = declaredFrames.map { .integer($0) } ?? .null
+        object["truncated"] = .bool(isTruncated)
+        object["damaged"] = .bool(damage != nil)
+        object["convertible"] = .bool(outputFrames != nil)
+        object["reason"] = failure.map { .string($0.message) } ?? .null
+        object["outputFrames"] = outputFrames.map { .integer($0) } ?? .null
+        object["exitStatus"] = .integer(Int(failure?.exitCode.rawValue ?? 0))
+        return object
+    }
+
+    /// A rate as a JSON integer when it is whole, else as a number.
+    private static func number(_ value: Double) -> JSONValue {
+        if value.isFinite, value == value.rounded(), let whole = Int(exactly: value) { return .integer(whole) }
+        return value.isFinite ? .number(value) : .null
     }
 }

@@ -7,20 +7,23 @@ enum InputFile {
     /// The `--raw` option shared by commands that read audio files.
     static let rawOption = Arguments.Option(
         name: "raw", valueName: "rate:channels:type",
-        help: "Read a headerless little-endian PCM file, e.g. 48000:2:int16 (types: int16, int32, float32, float64).")
+        help: "Read a headerless file of interleaved samples, e.g. 8000:1:mulaw or 48000:2:int16 (types: \(RawEncoding.allCases.map(\.rawValue).joined(separator: ", ")); little-endian).")
 
     /// Parses a `--raw` value.
-    static func rawFormat(_ text: String?, command: String) throws(CommandFailure) -> AudioFormat? {
+    static func rawFormat(_ text: String?, command: String) throws(CommandFailure) -> RawPCMFormat? {
         guard let text else { return nil }
         let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 3, let rate = Double(parts[0]), let channels = Int(parts[1]), let type = SampleType(rawValue: parts[2].lowercased()) else {
+        guard parts.count == 3, let rate = Double(parts[0]), let channels = Int(parts[1]) else {
             throw .usage("'--raw' must look like 48000:2:int16 (rate:channels:type), not '\(text)'", command: command)
         }
-        return AudioFormat(sampleRate: rate, channelCount: channels, sampleType: type)
+        guard let encoding = RawEncoding(rawValue: parts[2].lowercased()) else {
+            throw .usage("'--raw' type '\(parts[2])' is not one of \(RawEncoding.allCases.map(\.rawValue).joined(separator: ", "))", command: command)
+        }
+        return RawPCMFormat(sampleRate: rate, channelCount: channels, encoding: encoding)
     }
 
     /// Opens a reader.
-    static func open(_ path: String, raw: AudioFormat?) throws(CommandFailure) -> AudioFileReader {
+    static func open(_ path: String, raw: RawPCMFormat?) throws(CommandFailure) -> AudioFileReader {
         do {
             if let raw {
                 return try AudioFileReader(path: path, rawFormat: raw)
@@ -31,10 +34,13 @@ enum InputFile {
         }
     }
 
-    /// The warning for a file that ended before its header said, naming what was done with it.
+    /// The warning for a file whose data ends early, naming what was done with it.
     static func truncationWarning(_ ending: FileReadEnding, path: String, done: String) -> String? {
         guard case .truncated(let read, let declared) = ending else { return nil }
-        return "warning: \(name(path)) is truncated: its header declares \(declared) frames but the file holds \(read); \(done) the \(read) frames present"
+        if let declared {
+            return "warning: \(name(path)) is truncated: its header declares \(declared) frames but the file holds \(read); \(done) the \(read) frames present"
+        }
+        return "warning: \(name(path)) is truncated: its stream stops before its end; \(done) the \(read) frames present"
     }
 
     /// Whether two paths name the same file (so an output would overwrite its input); "-" is a

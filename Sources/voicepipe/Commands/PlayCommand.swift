@@ -37,7 +37,7 @@ struct PlayCommand: Command {
     let input: String
     let device: String
     let preferences: DevicePreferences
-    let raw: AudioFormat?
+    let raw: RawPCMFormat?
     let summary: SummaryOptions
 
     init(arguments: Arguments) throws(CommandFailure) {
