@@ -137,6 +137,8 @@ struct DeviceCommandTests {
         process.waitUntilExit()
         #expect(process.terminationStatus == 0, "\(stderr)")
         #expect(stderr.contains("recorded ") && stderr.contains(" from 'null' (8000 Hz, 1 channel, Float32) to '\(out)'"), "\(stderr)")
+        // Without --seconds, a device with no clock is named as such, once.
+        #expect(stderr.components(separatedBy: "note: 'null' delivers audio faster than real time").count == 2, "\(stderr)")
         // A complete WAV: its header agrees with its data, all of it digital silence.
         let samples = try AudioFiles.read(out, as: Int16.self).samples
         #expect(!samples.isEmpty && samples.allSatisfy { $0 == 0 })
