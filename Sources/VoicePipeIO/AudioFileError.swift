@@ -66,7 +66,7 @@ public enum AudioFileError: SystemCodedError, Sendable, Equatable {
         case .fileNotFound(let path):
             sentence = "cannot read \(Self.name(path)): no such file; check the path"
         case .cannotOpen(let path, let reason, _):
-            sentence = "cannot open \(Self.name(path)): \(reason); check that the path names a readable audio file"
+            sentence = "cannot read \(Self.name(path)): \(reason); check that the path names a readable audio file"
         case .unrecognizedFormat(let path, let detail, _):
             sentence = "\(Self.name(path)) is not an audio file VoicePipe can read (\(Self.trimmed(detail))); convert it to WAV, AIFF, FLAC or Ogg, or read it as raw PCM with an explicit format"
         case .unusableFormat(let path, let rejection):

@@ -57,7 +57,7 @@ public final class AudioFileReader {
     /// - Throws: ``AudioFileError/fileNotFound(path:)``, ``AudioFileError/cannotOpen(path:reason:code:)``,
     ///   ``AudioFileError/unrecognizedFormat(path:detail:code:)``.
     public static func inspect(path: String) throws(AudioFileError) -> AudioFileInfo {
-        switch try openFile(path: path) {
+        switch try openFile(path: path, use: .seek) {
         case .opened(let handle, let info, _):
             sf_close(handle)
             return info
@@ -70,7 +70,7 @@ public final class AudioFileReader {
     /// - Throws: ``AudioFileError/unusableFormat(path:_:)`` for a header that says 0 Hz or 0 channels,
     ///   and the errors of ``inspect(path:)``.
     public init(path: String) throws(AudioFileError) {
-        switch try Self.openFile(path: path) {
+        switch try Self.openFile(path: path, use: .stream(headerless: false)) {
         case .refusedHeader(_, let rejection):
             throw .unusableFormat(path: path, rejection)
         case .opened(let handle, let info, let streamEnd):
@@ -113,7 +113,7 @@ public final class AudioFileReader {
             throw .invalidRawFormat(path: path, problem: "\(validated.channelCount) channels is more than libsndfile can read; check the channel count", code: nil)
         }
 
-        let descriptor = try POSIXFile.openForReading(path)
+        let descriptor = try POSIXFile.openForReading(path, use: .stream(headerless: true))
         let major = Int32(SF_FORMAT_RAW)
         let subtype = rawFormat.encoding.sndfileSubtype
         var request = SF_INFO()
@@ -282,12 +282,13 @@ public final class AudioFileReader {
 
     /// Opens `path`, probes its header and asks libsndfile to open it, turning every failure into an
     /// ``AudioFileError`` except a header the guard refuses, which comes back as data.
-    private static func openFile(path: String) throws(AudioFileError) -> OpenOutcome {
-        let descriptor = try POSIXFile.openForReading(path)
+    private static func openFile(path: String, use: SystemFile.StandardInputUse) throws(AudioFileError) -> OpenOutcome {
+        let descriptor = try POSIXFile.openForReading(path, use: use)
         let isRegular = POSIXFile.isRegularFile(descriptor)
         let probe = isRegular ? AudioHeaderProbe.probe(POSIXFile.byteReader(descriptor)) : nil
         let size = POSIXFile.size(descriptor)
         let streamEnd = isRegular ? size.map { StreamEndProbe.probe(POSIXFile.byteReader(descriptor), size: $0) } ?? .unknown : .unknown
+        let statesMPEGLength = isRegular && MPEGLengthProbe.statesFrameCount(POSIXFile.byteReader(descriptor))
 
         var sfInfo = SF_INFO()
         switch SndFile.open(consuming: descriptor, mode: Int32(SFM_READ), info: &sfInfo) {
@@ -322,10 +323,15 @@ public final class AudioFileReader {
                     sampleType: format.sampleType, isInterleaved: true)
                 if case .failure = FormatGuard.verdict(for: reported) { format = reported }
             }
-            let frameCount = knownFrameCount(sfInfo.frames)
+            // A stream (standard input from a pipe) has no length: its header holds placeholders.
+            let frameCount = isRegular ? knownFrameCount(sfInfo.frames) : nil
             var declared = agreeingProbe?.declaredFrameCount
             if sndFormat.major == Int32(SF_FORMAT_FLAC), let frameCount, frameCount > 0 {
                 // FLAC's STREAMINFO states the total; libsndfile reports it, and a damaged stream ends early.
+                declared = frameCount
+            }
+            if sndFormat.major == Int32(SF_FORMAT_MPEG), statesMPEGLength, let frameCount, frameCount > 0 {
+                // An MP3 whose first frame states its length: a decoder that stops before it was cut short.
                 declared = frameCount
             }
             let info = AudioFileInfo(

@@ -169,9 +169,10 @@ enum POSIXFile {
     /// Opens `path` read-only.
     /// - Throws: ``AudioFileError/fileNotFound(path:)`` when nothing is there,
     ///   ``AudioFileError/cannotOpen(path:reason:code:)`` for permissions, directories and other failures.
-    static func openForReading(_ path: String) throws(AudioFileError) -> Int32 {
+    /// - Parameter use: for "-" (standard input): streamed as it arrives, or made seekable.
+    static func openForReading(_ path: String, use: SystemFile.StandardInputUse = .seek) throws(AudioFileError) -> Int32 {
         do {
-            return path == "-" ? try SystemFile.spoolStandardInput() : try SystemFile.openForReading(path)
+            return path == "-" ? try SystemFile.openStandardInput(use) : try SystemFile.openForReading(path)
         } catch {
             if error.isMissing { throw .fileNotFound(path: path) }
             throw .cannotOpen(path: path, reason: error.reason, code: error.code)

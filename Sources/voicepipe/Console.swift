@@ -10,6 +10,11 @@ enum Console {
         FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 
+    /// A warning: something was done, but not all of it as asked (a file cut short). One line.
+    static func warning(_ command: String, _ text: String) {
+        error("voicepipe \(command): warning: \(text)")
+    }
+
     /// "1 chunk", "2 chunks".
     static func count(_ value: Int, _ singular: String, _ plural: String? = nil) -> String {
         "\(value) \(value == 1 ? singular : plural ?? singular + "s")"

@@ -15,12 +15,19 @@ struct SummaryOptions {
         json = arguments.has("json")
     }
 
-    /// Writes one summary: the text line, or the object as one line of JSON (nothing when quiet).
-    /// - Parameter toStandardError: true when stdout carries the command's data.
-    func emit(_ text: @autoclosure () -> String, json object: @autoclosure () -> JSONObject, toStandardError: Bool) {
+    /// Writes one summary (nothing when quiet): the text line where the command prints its text,
+    /// or the object as one line of JSON on stdout — on stderr only when stdout carries the
+    /// command's data (audio or messages written to '-').
+    func emit(_ text: @autoclosure () -> String, json object: @autoclosure () -> JSONObject, textToStandardError: Bool, standardOutputCarriesData: Bool) {
         guard !quiet else { return }
-        let line = json ? JSONWriter.string(.object(object())) : text()
-        if toStandardError { Console.error(line) } else { print(line) }
+        if json {
+            let line = JSONWriter.string(.object(object()))
+            if standardOutputCarriesData { Console.error(line) } else { print(line) }
+        } else if textToStandardError {
+            Console.error(text())
+        } else {
+            print(text())
+        }
     }
 
     /// Writes a note (nothing when quiet or when the summaries are JSON, so a script reads only objects).

@@ -127,7 +127,7 @@ struct CommandLineConventionTests {
         let inputs = [CommandRunner.sample("speech-8k-mono-s16.wav"), broken, Self.sample, missing, CommandRunner.sample("speech-48k-stereo-f32.wav")]
         let result = try CommandRunner.run(["convert"] + inputs + ["--out-dir", output.url.path, "--jobs", "2"])
         #expect(result.status == 66, "the worst of 65 (garbage) and 66 (missing): \(result)")
-        let lines = result.stdout.split(separator: "\n")
+        let lines = result.stdout.split(separator: "\n").filter { $0.contains(" -> ") }
         #expect(lines.count == 3, "one summary line per good file: \(result.stdout)")
         for name in ["speech-8k-mono-s16", "speech-22k05-mono-s16", "speech-48k-stereo-f32"] {
             #expect(lines.contains { $0.contains("\(name).wav: ") })
@@ -136,7 +136,7 @@ struct CommandLineConventionTests {
         #expect(try AudioFiles.read(output.path("speech-22k05-mono-s16.wav"), as: Int16.self).samples == (try Self.reference(in: directory)))
         let errors = result.stderr.split(separator: "\n").filter { $0.hasPrefix("voicepipe convert: ") }
         #expect(errors.count == 2 && errors.contains { $0.contains("broken.wav") } && errors.contains { $0.contains("missing.wav") }, "\(result.stderr)")
-        #expect(result.stderr.contains("converted 3 files of 5; 2 failed"), "\(result.stderr)")
+        #expect(result.stdout.hasSuffix("converted 3 files of 5; 2 failed\n"), "the total, after the files' lines: \(result.stdout)")
     }
 
     @Test func aBatchOfEncodesWritesOneJSONLinesFilePerInput() throws {
@@ -176,11 +176,11 @@ struct CommandLineConventionTests {
         #expect(object["frames"] as? Int == 91 && object["silentFrames"] as? Int != nil && object["peakDBFS"] as? Double != nil)
 
         let encoded = try CommandRunner.run(["encode", Self.sample, "--json", "--out", directory.path("e.jsonl")])
-        let summary = try #require(JSONSerialization.jsonObject(with: Data(encoded.stderr.utf8)) as? [String: Any])
+        let summary = try #require(JSONSerialization.jsonObject(with: Data(encoded.stdout.utf8)) as? [String: Any])
         #expect(summary["chunks"] as? Int == 91 && summary["outputFrames"] as? Int == 46_592)
 
         let decoded = try CommandRunner.run(["decode", directory.path("e.jsonl"), "--out", directory.path("r.wav"), "--json"])
-        let reply = try #require(JSONSerialization.jsonObject(with: Data(decoded.stderr.utf8)) as? [String: Any])
+        let reply = try #require(JSONSerialization.jsonObject(with: Data(decoded.stdout.utf8)) as? [String: Any])
         #expect(reply["audioChunks"] as? Int == 91 && reply["rejectedLines"] as? Int == 0 && reply["frames"] as? Int == 69_888)
     }
 
@@ -210,6 +210,84 @@ struct CommandLineConventionTests {
         #expect(lines.first?.hasPrefix("voicepipe decode: '\(CommandRunner.sample("speech-48k-stereo-f32.wav"))' does not look like JSON Lines: lines 1 to 20 are not messages") == true, "\(result.stderr)")
     }
 
+    @Test func badLinesInTheMiddleOfMessagesAreSkippedNotTakenForGarbage() throws {
+        let directory = try TemporaryDirectory()
+        let good = EncodeDecodeCommandTests.audioChunkLine([Int16](repeating: 8_192, count: 480))
+        let odd = #"{"type":"audio.chunk","data":"AQ==","sampleRate":24000}"#
+        let lines = [String](repeating: good, count: 40) + [String](repeating: odd, count: 25) + [String](repeating: good, count: 45)
+        let input = try directory.file("mixed.jsonl", Array((lines.joined(separator: "\n") + "\n").utf8))
+        let result = try CommandRunner.run(["decode", input, "--out", directory.path("reply.wav")])
+        #expect(result.status == 65)
+        #expect(!result.stderr.contains("does not look like JSON Lines"))
+        #expect(result.stderr.split(separator: "\n").filter { $0.contains("decodes to 1 byte") }.count == 25)
+        #expect(try AudioFiles.read(directory.path("reply.wav"), as: Float.self).samples == [Float](repeating: 0.25, count: 85 * 480))
+    }
+
+    @Test func inputRefusedAsNotMessagesLeavesNoFile() throws {
+        let directory = try TemporaryDirectory()
+        let result = try CommandRunner.run(["decode", CommandRunner.sample("speech-8k-mono-s16.wav"), "--out", directory.path("reply.wav")])
+        #expect(result.status == 65)
+        #expect(!FileManager.default.fileExists(atPath: directory.path("reply.wav")))
+    }
+
+    @Test func jsonSummariesGoToStandardOutputUnlessItCarriesData() throws {
+        let directory = try TemporaryDirectory()
+        let encoded = try CommandRunner.run(["encode", Self.sample, "--out", directory.path("e.jsonl"), "--json"])
+        #expect((try JSONSerialization.jsonObject(with: Data(encoded.stdout.utf8)) as? [String: Any])?["chunks"] as? Int == 91, "\(encoded)")
+        let toStandardOutput = try CommandRunner.run(["encode", Self.sample, "--json"])
+        #expect(toStandardOutput.stdout.split(separator: "\n").count == 91, "stdout carries only the messages")
+        #expect(toStandardOutput.stderr.hasPrefix("{\"input\":"))
+
+        let messages = EncodeDecodeCommandTests.audioChunkLine([Int16](repeating: 8_192, count: 480)) + "\n" + #"{"type":"transcript","role":"assistant","text":"hi","final":true}"#
+        let input = try directory.file("reply.jsonl", Array(messages.utf8))
+        let decoded = try CommandRunner.run(["decode", input, "--out", directory.path("r.wav"), "--json"])
+        let reply = try #require(JSONSerialization.jsonObject(with: Data(decoded.stdout.utf8)) as? [String: Any], "\(decoded)")
+        #expect(reply["sampleRate"] as? Double == 24_000 && reply["audioChunks"] as? Int == 1)
+        #expect(decoded.stderr.contains("assistant: hi"), "transcripts move to stderr so stdout is only JSON")
+    }
+
+    @Test func aBatchRefusesAMissingDirectoryStandardInputAndJobsAloneBeforeAnyWork() throws {
+        let directory = try TemporaryDirectory()
+        let missing = try CommandRunner.run(["convert", Self.sample, Self.sample, "--out-dir", directory.path("nowhere")])
+        #expect(missing.status == 73 && missing.stderr.split(separator: "\n").count == 1, "\(missing)")
+        let dash = try CommandRunner.run(["encode", Self.sample, "-", "--out-dir", directory.url.path])
+        #expect(dash.status == 64 && !FileManager.default.fileExists(atPath: directory.path("-.jsonl")), "\(dash)")
+        let jobs = try CommandRunner.run(["convert", Self.sample, directory.path("out.wav"), "--jobs", "2"])
+        #expect(jobs.status == 64, "\(jobs)")
+    }
+
+    @Test func aBatchInJSONGivesEveryFileAnObjectFailedOnesToo() throws {
+        let directory = try TemporaryDirectory()
+        let output = try TemporaryDirectory()
+        let broken = try directory.file("broken.wav", Array("not audio".utf8))
+        let result = try CommandRunner.run(["convert", Self.sample, broken, "--out-dir", output.url.path, "--json"])
+        #expect(result.status == 65)
+        let objects = try result.stdout.split(separator: "\n").map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        #expect(objects.count == 2)
+        #expect(objects.contains { $0["input"] as? String == Self.sample && $0["exitStatus"] as? Int == 0 })
+        #expect(objects.contains { $0["input"] as? String == broken && $0["exitStatus"] as? Int == 65 && ($0["error"] as? String)?.contains("broken.wav") == true })
+    }
+
+    @Test func aWAVOnAPipeIsConvertedAsItArrives() throws {
+        // The WAV's bytes go in, the pipe stays open: the first message must come out regardless.
+        let process = Process()
+        process.executableURL = CommandRunner.binary
+        process.arguments = ["encode", "-"]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try input.fileHandleForWriting.write(contentsOf: Data(contentsOf: URL(fileURLWithPath: Self.sample)))
+        var first = Data()
+        while !first.contains(0x0A), let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty { first += byte }
+        #expect(String(decoding: first, as: UTF8.self).hasPrefix(#"{"type":"audio.chunk","data":""#))
+        try input.fileHandleForWriting.close()
+        _ = try output.fileHandleForReading.readToEnd()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+    }
+
     // MARK: record
 
     @Test func recordSecondsWritesExactlyThatMuchFromAClocklessDevice() throws {
@@ -218,6 +296,24 @@ struct CommandLineConventionTests {
         #expect(result.status == 0, "\(result)")
         #expect(try AudioFiles.read(directory.path("three.wav"), as: Int16.self).samples.count == 48_000)
         #expect(!result.stderr.contains("dropped"))
+    }
+
+    @Test func ctrlCDuringARecordingReportsNoDroppedAudio() throws {
+        let directory = try TemporaryDirectory()
+        let out = directory.path("stopped.wav")
+        let process = Process()
+        process.executableURL = CommandRunner.binary
+        process.arguments = ["record", "--device", "null", "--out", out]
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        for _ in 0..<1_000 where !FileManager.default.fileExists(atPath: out) { usleep(10_000) }
+        usleep(300_000)
+        process.interrupt()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        #expect(!stderr.contains("dropped"), "\(stderr)")
     }
 
     // MARK: Messages and help
@@ -237,7 +333,8 @@ struct CommandLineConventionTests {
     func everyHelpShowsExamplesAndExitStatusesWithin100Columns(command: String) throws {
         let help = try CommandRunner.run([command, "--help"])
         #expect(help.status == 0)
-        #expect(help.stdout.contains("\nEXAMPLES:\n  voicepipe \(command)") || help.stdout.contains("\nEXAMPLES:\n  "), "\(command)")
+        let examples = help.stdout.components(separatedBy: "\nEXAMPLES:\n").dropFirst().first?.components(separatedBy: "\n\n").first ?? ""
+        #expect(examples.contains("voicepipe \(command)"), "\(command) --help shows an example of itself: \(examples)")
         #expect(help.stdout.contains("\nEXIT STATUS:\n  0   success"))
         for line in help.stdout.split(separator: "\n") where line.count > 100 {
             Issue.record("\(command) --help has a line of \(line.count) columns: \(line)")

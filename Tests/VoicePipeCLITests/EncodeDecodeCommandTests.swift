@@ -126,10 +126,10 @@ struct EncodeDecodeCommandTests {
         let result = try CommandRunner.run(["decode", input, "--out", output])
         #expect(result.status == 65, "\(result)")
         #expect(result.stdout == "assistant: Your order ships tomorrow.\n**Tracking:** 1Z999\nuser: thanks\n")
-        let errors = result.stderr.split(separator: "\n").filter { $0.hasPrefix("line ") }
+        let errors = result.stderr.split(separator: "\n").filter { $0.hasPrefix("voicepipe decode: line ") }.map { $0.dropFirst("voicepipe decode: ".count) }
         #expect(errors.count == 4, "\(result.stderr)")
         #expect(errors[0].hasPrefix("line 3: not JSON"))
-        #expect(errors[1] == "line 5: the audio.chunk data decodes to 1 bytes; 16-bit audio needs an even number")
+        #expect(errors[1] == "line 5: the audio.chunk data decodes to 1 byte; 16-bit audio needs an even number")
         #expect(errors[2].hasPrefix("line 6: the audio.chunk data is not valid base64: byte 0x2A ('*') at offset 1"))
         #expect(errors[3].hasPrefix("line 9: transcript field \"role\""))
         #expect(result.stderr.contains("avatar.pose") && result.stderr.contains("\"turn\""), "unknown types and extra fields are reported, not fatal")

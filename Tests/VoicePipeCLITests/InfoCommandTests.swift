@@ -131,13 +131,14 @@ struct InfoCommandTests {
             let reason = String(convert.stderr.dropFirst("voicepipe convert: ".count).dropLast())
             #expect(info.stderr == "voicepipe info: \(reason)\n", "the same sentence")
             #expect(reason.hasPrefix("cannot convert '"))
-            #expect(info.stdout.hasSuffix("guard:      refused: \(reason)\n"), "\(info)")
+            // The format passed the guard; convert is what refuses the file.
+            #expect(info.stdout.hasSuffix("guard:      usable\nconvert:    refused: \(reason)\n"), "\(info)")
             #expect(try Self.infoJSON(path, options)["reason"] as? String == reason)
         }
         // A 1 MHz file passes the format guard (a positive rate) but no resampler takes it.
         let text = try CommandRunner.run(["info", megahertz.path]).stdout
         #expect(text.contains("frames:     5000 (0.005 s)"))
-        #expect(text.contains("guard:      refused: cannot convert '\(megahertz.path)' (1000000 Hz, mono, Int16): cannot resample at 1000000 Hz: supported rates are 1000 Hz to 768000 Hz"))
+        #expect(text.contains("convert:    refused: cannot convert '\(megahertz.path)' (1000000 Hz, mono, Int16): cannot resample at 1000000 Hz: supported rates are 1000 Hz to 768000 Hz"))
     }
 
     @Test func severalFilesGiveOneBlockEachAndTheWorstStatus() throws {

@@ -26,13 +26,14 @@ struct TruncatedInputTests {
 
     /// Converts `path` and checks the run: exit 0, exactly the truncation warning, `present`
     /// frames read, the output `expected`; then `info` in text and JSON.
-    static func expectConvertedAsFarAsItGoes(_ path: String, rate: Int, present: Int, declared: Int?, expected: [Int16], in directory: TemporaryDirectory) throws {
+    static func expectConvertedAsFarAsItGoes(_ path: String, rate: Int, present: Int, declared: Int?, expected: [Int16], in directory: TemporaryDirectory, decoderNoise: Bool = false) throws {
         let output = directory.path("out-\(URL(fileURLWithPath: path).lastPathComponent).wav")
         let result = try CommandRunner.run(["convert", path, output])
         #expect(result.status == 0, "\(result)")
-        let warning = declared.map { "warning: '\(path)' is truncated: its header declares \($0) frames but the file holds \(present); converted the \(present) frames present\n" }
-            ?? "warning: '\(path)' is truncated: its stream stops before its end; converted the \(present) frames present\n"
-        #expect(result.stderr == warning)
+        let warning = declared.map { "voicepipe convert: warning: '\(path)' is truncated: its header declares \($0) frames but the file holds \(present); converted the \(present) frames present\n" }
+            ?? "voicepipe convert: warning: '\(path)' is truncated: its stream stops before its end; converted the \(present) frames present\n"
+        // libmpg123 writes its own notes about a cut stream straight to stderr; ours is one line.
+        #expect(decoderNoise ? result.stderr.hasSuffix(warning) : result.stderr == warning, "\(result.stderr)")
         let outputFrames = try RationalRatio(inputRate: Double(rate), outputRate: 16_000).outputFrames(forInputFrames: present)
         #expect(result.stdout.contains(": \(present) frames at \(rate) Hz"), "\(result)")
         #expect(result.stdout.contains("-> \(outputFrames) frames at 16000 Hz"), "\(result)")
@@ -42,7 +43,7 @@ struct TruncatedInputTests {
 
         let info = try CommandRunner.run(["info", path])
         #expect(info.status == 0, "\(info)")
-        #expect(info.stderr.isEmpty)
+        #expect(decoderNoise || info.stderr.isEmpty)
         #expect(info.stdout.contains("frames:     \(present) ("), "\(info)")
         if let declared {
             #expect(info.stdout.contains("declared:   \(declared) frames in the header (the file is truncated: its data ends after \(present))"), "\(info)")
@@ -103,6 +104,24 @@ struct TruncatedInputTests {
             let expected = try Self.convertedPrefix(decoded.samples, present: present, channels: 1, rate: 44_100, subtype: Int32(SF_FORMAT_FLOAT), in: directory, name: "ogg-\(length)")
             try Self.expectConvertedAsFarAsItGoes(cutPath, rate: 44_100, present: present, declared: nil, expected: expected, in: directory)
         }
+    }
+
+    @Test func anMP3FileThatStatesItsLengthAndIsCutShortConvertsAsFarAsItGoes() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("call.mp3")
+        let frames = 88_200
+        try SndFileFixtures.write(path, format: Int32(SF_FORMAT_MPEG | SF_FORMAT_MPEG_LAYER_III), sampleRate: 44_100, channels: 1,
+                                  samples: RawInputTests.signal(frames: frames, channels: 1, rate: 44_100).map { Float($0) })
+        let whole = try AudioFileReader(path: path)
+        #expect(whole.info.declaredFrameCount == frames, "libsndfile writes a Xing/Info frame that states the length")
+        let decoded = AudioFiles.readAll(whole, as: Float.self)
+        #expect(decoded.error == nil && decoded.samples.count == frames)
+        let size = try Data(contentsOf: URL(fileURLWithPath: path)).count
+        let cutPath = try Self.cut(path, to: size / 2, as: directory.path("cut.mp3"))
+        let present = try AudioFileReader(path: cutPath).measureLength().frames
+        #expect(present > 0 && present < frames, "\(present)")
+        let expected = try Self.convertedPrefix(decoded.samples, present: present, channels: 1, rate: 44_100, subtype: Int32(SF_FORMAT_FLOAT), in: directory, name: "mp3")
+        try Self.expectConvertedAsFarAsItGoes(cutPath, rate: 44_100, present: present, declared: frames, expected: expected, in: directory, decoderNoise: true)
     }
 
     @Test func aFLACFileDamagedInTheMiddleIsRefusedAsDamaged() throws {

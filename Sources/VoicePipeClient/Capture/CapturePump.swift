@@ -153,13 +153,12 @@ public final class CapturePump: @unchecked Sendable {
         }
         let ended = Result { () throws(AudioDeviceError) in try device.waitUntilStopped() }
         try converter.flush(deliver)
-        let offered = counters.offered.load(ordering: .relaxed)
-        let lost = counters.dropped.load(ordering: .relaxed)
+        let kept = counters.kept.load(ordering: .relaxed)
         switch ended {
         case .success(let report):
-            return CapturePumpReport(device: report, framesKept: offered - lost, framesDropped: lost)
+            return CapturePumpReport(device: report, framesKept: kept, framesDropped: counters.dropped.load(ordering: .relaxed))
         case .failure(let error):
-            throw CapturePumpError.deviceLost(error, framesKept: offered - lost)
+            throw CapturePumpError.deviceLost(error, framesKept: kept)
         }
     }
 
@@ -169,6 +168,7 @@ public final class CapturePump: @unchecked Sendable {
     public func start() throws(CapturePumpError) {
         started = true
         counters.offered.store(0, ordering: .relaxed)
+        counters.kept.store(0, ordering: .relaxed)
         counters.dropped.store(0, ordering: .relaxed)
         counters.stopping.store(false, ordering: .relaxed)
         let bytesPerFrame = device.format.bytesPerFrame
@@ -180,12 +180,17 @@ public final class CapturePump: @unchecked Sendable {
                 if let limit { frames = min(frames, limit - before) }
                 let kept = UnsafeRawBufferPointer(rebasing: bytes[0..<(frames * bytesPerFrame)])
                 var written = frames == 0 || ring.write(kept)
-                // Wait for the converter to make room; a stop ends the wait (the buffer is then dropped).
+                // Wait for the converter to make room; a stop ends the wait (the buffer is then left
+                // out: the stream ends before it, which is no loss to report).
                 while !written, wait, !counters.stopping.load(ordering: .relaxed) {
                     room.wait(seconds: 0.05)
                     written = ring.write(kept)
                 }
-                if !written { counters.dropped.add(frames, ordering: .relaxed) }
+                if written {
+                    counters.kept.add(frames, ordering: .relaxed)
+                } else if !wait {
+                    counters.dropped.add(frames, ordering: .relaxed)
+                }
                 counters.offered.store(before + frames, ordering: .relaxed)
                 signal.signal()
                 return limit.map { before + frames >= $0 } == true ? .stop : .proceed
@@ -203,7 +208,9 @@ public final class CapturePump: @unchecked Sendable {
 private final class TapCounters: Sendable {
     /// Device frames the tap was given (up to the frame limit).
     let offered = Atomic<Int>(0)
-    /// Of those, frames dropped because the ring was full.
+    /// Of those, frames that went into the ring.
+    let kept = Atomic<Int>(0)
+    /// Of those, frames dropped because the ring was full (``RingFullPolicy/drop`` only).
     let dropped = Atomic<Int>(0)
     /// Set by a stop request, so a tap waiting for room gives up.
     let stopping = Atomic<Bool>(false)

@@ -28,7 +28,7 @@ public enum AudioChunkError: Error, Sendable, Hashable, CustomStringConvertible 
         case .badBase64(let error):
             "the audio.chunk data is not valid base64: \(error) (offsets count characters of the data string)"
         case .oddByteCount(let count):
-            "the audio.chunk data decodes to \(count) bytes; 16-bit audio needs an even number"
+            "the audio.chunk data decodes to \(count) byte\(count == 1 ? "" : "s"); 16-bit audio needs an even number"
         case .payloadTooLarge(let bytes, let limit):
             "the audio.chunk data decodes to \(bytes) bytes, over the \(limit)-byte limit"
         case .missingData:

@@ -49,6 +49,7 @@ struct ConvertCommand: Command {
             outputs = try BatchCapture.outputs(for: inputs, in: directory, extension: "wav", command: Self.name).map { .audioFile(path: $0, container: .wav) }
             jobs = try BatchCapture.width(arguments, command: Self.name)
         } else {
+            try BatchCapture.refuseJobsWithoutBatch(arguments, command: Self.name)
             let paths = try arguments.positionals(exactly: ["input", "output"], command: Self.name)
             inputs = [paths[0]]
             outputs = [.audioFile(path: paths[1], container: try OutputFile.container(for: paths[1], command: Self.name))]
@@ -69,19 +70,22 @@ struct ConvertCommand: Command {
         let (status, failed) = BatchCapture(jobs: captures, width: jobs).run(doing: "converting", done: "converted") { job, result in
             switch result {
             case .success(let outcome): report(job, outcome)
-            case .failure(let failure): Console.error("voicepipe \(Self.name): \(failure.message)")
+            case .failure(let failure):
+                Console.error("voicepipe \(Self.name): \(failure.message)")
+                if summary.json && !summary.quiet { print(JSONWriter.string(.object(BatchCapture.failureJSON(job, failure)))) }
             }
         }
-        summary.note("converted \(Console.count(inputs.count - failed, "file")) of \(inputs.count)" + (failed > 0 ? "; \(failed) failed" : ""))
+        if !summary.quiet && !summary.json { print("converted \(Console.count(inputs.count - failed, "file")) of \(inputs.count)" + (failed > 0 ? "; \(failed) failed" : "")) }
         return status
     }
 
     /// The summary of one file: text to stdout (stderr when stdout carries the audio), or JSON.
     private func report(_ job: FileCapture, _ outcome: FileCapture.Outcome) {
-        if let warning = outcome.warning { Console.error(warning) }
+        if let warning = outcome.warning { Console.warning(Self.name, warning) }
         let stats = outcome.statistics, rate = outcome.inputRate, target = AudioFormat.captureTarget.sampleRate
         let text = "\(job.input) -> \(job.destination.path): \(outcome.framesRead) frames at \(AudioFormat.describe(rate: rate)) (\(InputFile.seconds(outcome.framesRead, rate: rate))) -> \(stats.samples) frames at \(AudioFormat.describe(rate: target)) (\(InputFile.seconds(stats.samples, rate: target))); \(stats.summary)"
-        summary.emit(text, json: Self.json(job, outcome, unit: "frames"), toStandardError: job.destination.path == "-")
+        let toStandardOutput = job.destination.path == "-"
+        summary.emit(text, json: Self.json(job, outcome, unit: "frames"), textToStandardError: toStandardOutput, standardOutputCarriesData: toStandardOutput)
     }
 
     /// One file's summary as JSON; `unit` names the pieces of output ("frames", or "chunks" for encode).
@@ -96,7 +100,7 @@ struct ConvertCommand: Command {
             "peakDBFS": .decibels(stats.frames == 0 ? nil : stats.maxDBFS),
             "quietestNonSilentDBFS": .decibels(stats.minNonSilentDBFS),
             unit: .integer(stats.frames), "silent\(capitalized)": .integer(stats.silentFrames),
-            "truncated": .bool(outcome.warning != nil),
+            "truncated": .bool(outcome.warning != nil), "exitStatus": .integer(0),
         ]
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import VoicePipeClient
 import VoicePipeCore
 import VoicePipeIO
@@ -21,11 +22,11 @@ struct DecodeCommand: Command {
             Reads one JSON message per line. Every audio.chunk goes through the playback path (Int16 to
             deinterleaved Float32, optional upmix and rate change, the playback queue) into the file; an
             interruption cuts the audio still queued with a 5 ms fade. transcript and info.message text is
-            printed to stdout (to stderr when the audio goes to stdout); a runtime's error message is
+            printed to stdout (to stderr when the audio or the --json summary goes there); a runtime's error message is
             printed and counted. A bad line (not JSON, not a message, a chunk that cannot be played) is
             reported with its number and reason and skipped; every valid chunk before and after it still
-            reaches the file, and the exit status is then 65. Input that is not JSON Lines at all (\(DecodeReport.badRunLimit)
-            bad lines in a row) is refused with one message.
+            reaches the file, and the exit status is then 65. Input that is not JSON Lines at all (its first
+            \(DecodeReport.badRunLimit) lines are not messages) is refused with one message and no file is left.
             """,
             examples: [
                 "voicepipe decode reply.jsonl --out reply.wav",
@@ -44,10 +45,10 @@ struct DecodeCommand: Command {
         input = try arguments.positionals(exactly: ["messages.jsonl"], command: Self.name)[0]
         guard let output = arguments.value("out") else { throw .usage("missing --out <reply.wav>", command: Self.name) }
         self.output = output
-        container = try OutputFile.container(for: output, command: Self.name)
-        guard container.canStore(.float32) else {
-            throw .usage("decode writes Float32 audio, which \(container) cannot hold; use .wav, .aif or .raw", command: Self.name)
+        guard let container = output == "-" ? .wav : AudioContainer(forPath: output), container.canStore(.float32) else {
+            throw .usage("decode writes Float32 audio: give '--out' one of the extensions .wav, .aif/.aiff, .raw/.pcm (FLAC holds integers only), or '-' for WAV on standard output", command: Self.name)
         }
+        self.container = container
         let channels = try arguments.integer("channels", in: 1...8, default: 1, command: Self.name)
         let rate = try arguments.integer("rate", in: 8_000...192_000, default: Int(AudioFormat.playback.sampleRate), command: Self.name)
         do {
@@ -68,7 +69,8 @@ struct DecodeCommand: Command {
         let sink = AudioFileSink(path: output, container: container)
         let player: ReplyPlayer
         do { player = try ReplyPlayer(sink: sink, format: format) } catch { throw CommandFailure(error.message, exitCode: .cannotCreate) }
-        var report = DecodeReport(input: input, textToStandardError: output == "-", summary: summary)
+        // Transcripts go to stdout unless it carries the audio or the JSON summary.
+        var report = DecodeReport(input: input, textToStandardError: output == "-" || summary.json, summary: summary)
         do {
             while let line = try lines.next() {
                 guard let envelope = try report.decode(line, limits: limits) else { continue }
@@ -77,21 +79,22 @@ struct DecodeCommand: Command {
             report.endOfInput()
             try player.finish()
         } catch let failure as CommandFailure {
-            try? player.finish()
+            // Input refused as a whole: nothing was played, so no file is left behind.
+            if output != "-" { _ = unlink(output) }
             throw failure
         } catch {
             throw Self.failure(error)
         }
         let seconds = InputFile.seconds(sink.framesWritten, rate: format.sampleRate)
         let text = "decoded \(Console.count(report.lines, "line")), \(Console.count(report.chunks, "audio chunk")) -> \(output == "-" ? "standard output" : output) (\(Console.count(sink.framesWritten, "frame")), \(seconds) at \(AudioFormat.describe(rate: format.sampleRate)), \(format.channelCount) ch, Float32); \(Console.count(player.interruptions, "interruption")); \(Console.count(report.runtimeErrors, "runtime error")); \(Console.count(report.rejected, "line")) rejected"
-        summary.emit(text, json: report.json(output: output, frames: sink.framesWritten, format: format, interruptions: player.interruptions), toStandardError: true)
+        summary.emit(text, json: report.json(output: output, frames: sink.framesWritten, format: format, interruptions: player.interruptions), textToStandardError: true, standardOutputCarriesData: output == "-")
         return report.rejected > 0 ? .dataError : .success
     }
 
     private static func failure(_ error: any Error) -> CommandFailure {
         switch error {
         case let error as JSONLinesError: CommandFailure(error)
-        case let error as ReplyPlayerError: CommandFailure("writing the reply failed: \(error.message)", exitCode: .ioError)
+        case let error as ReplyPlayerError: CommandFailure(error.message, exitCode: .ioError)
         default: CommandFailure("decoding failed: \(error)", exitCode: .software)
         }
     }
@@ -111,8 +114,12 @@ struct DecodeReport {
     var rejected = 0
     var runtimeErrors = 0
     private var notes = UnknownContentNotes()
-    /// Errors of the current run of bad lines, held back until a good line shows the input is messages.
+    /// Errors of the bad lines before the first message, held back until a message shows that the
+    /// input is JSON Lines after all.
     private var heldBack: [String] = []
+    /// Whether a line has decoded as a message: from then on the input is messages, and a bad line
+    /// is one bad line.
+    private var sawMessage = false
 
     init(input: String, textToStandardError: Bool, summary: SummaryOptions) {
         self.input = input
@@ -136,7 +143,7 @@ struct DecodeReport {
         do {
             let envelope = try text.withUnsafeBytes { bytes throws(WireError) in try WireCodec.decode(bytes, limits: limits) }
             accept()
-            if let note = notes.note(for: envelope) { summary.note("note: line \(lines): \(note)") }
+            if let note = notes.note(for: envelope) { summary.note("voicepipe decode: note: line \(lines): \(note)") }
             return envelope
         } catch {
             try reject("\(error)")
@@ -153,7 +160,7 @@ struct DecodeReport {
                 chunks += 1
             } catch .unplayableChunk(let rate, let reason) {
                 rejected += 1
-                Console.error("line \(lines): \(ReplyPlayerError.unplayableChunk(sampleRate: rate, reason).message); skipped")
+                Console.error("voicepipe decode: line \(lines): \(ReplyPlayerError.unplayableChunk(sampleRate: rate, reason).message); skipped")
             }
         case .interruption:
             try player.interrupt()
@@ -163,7 +170,7 @@ struct DecodeReport {
             show(markdown)
         case .error(let message, let code):
             runtimeErrors += 1
-            Console.error("line \(lines): the runtime reported an error: \(message)" + (code.map { " (code \($0))" } ?? ""))
+            Console.error("voicepipe decode: line \(lines): the runtime reported an error: \(message)" + (code.map { " (code \($0))" } ?? ""))
         default:
             break
         }
@@ -179,7 +186,7 @@ struct DecodeReport {
         [
             "input": .string(input), "output": .string(output), "lines": .integer(lines),
             "audioChunks": .integer(chunks), "frames": .integer(frames), "seconds": .seconds(frames, rate: format.sampleRate),
-            "rate": .number(format.sampleRate), "channels": .integer(format.channelCount),
+            "sampleRate": .number(format.sampleRate), "channels": .integer(format.channelCount),
             "interruptions": .integer(interruptions), "runtimeErrors": .integer(runtimeErrors), "rejectedLines": .integer(rejected),
         ]
     }
@@ -190,13 +197,18 @@ struct DecodeReport {
 
     /// A good line: the bad lines held back before it are reported after all.
     private mutating func accept() {
-        heldBack.forEach(Console.error)
+        sawMessage = true
+        heldBack.forEach { Console.error("voicepipe decode: \($0)") }
         heldBack.removeAll()
     }
 
-    /// A bad line: counted, and held back while it may be the start of input that is not messages.
+    /// A bad line: counted and reported, or held back while the input may not be messages at all.
     private mutating func reject(_ reason: String) throws(CommandFailure) {
         rejected += 1
+        guard !sawMessage else {
+            Console.error("voicepipe decode: line \(lines): \(reason)")
+            return
+        }
         heldBack.append("line \(lines): \(reason)")
         guard heldBack.count >= Self.badRunLimit else { return }
         let from = lines - heldBack.count + 1

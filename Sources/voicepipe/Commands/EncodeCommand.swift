@@ -49,6 +49,7 @@ struct EncodeCommand: Command {
             outputs = try BatchCapture.outputs(for: inputs, in: directory, extension: "jsonl", command: Self.name).map { .jsonLines(path: $0) }
             jobs = try BatchCapture.width(arguments, command: Self.name)
         } else {
+            try BatchCapture.refuseJobsWithoutBatch(arguments, command: Self.name)
             inputs = [try arguments.positionals(exactly: ["input"], command: Self.name)[0]]
             outputs = [.jsonLines(path: arguments.value("out") ?? "-")]
             jobs = nil
@@ -67,7 +68,9 @@ struct EncodeCommand: Command {
         let (status, failed) = BatchCapture(jobs: captures, width: jobs).run(doing: "encoding", done: "encoded") { job, result in
             switch result {
             case .success(let outcome): report(job, outcome)
-            case .failure(let failure): Console.error("voicepipe \(Self.name): \(failure.message)")
+            case .failure(let failure):
+                Console.error("voicepipe \(Self.name): \(failure.message)")
+                if summary.json && !summary.quiet { print(JSONWriter.string(.object(BatchCapture.failureJSON(job, failure)))) }
             }
         }
         summary.note("encoded \(Console.count(inputs.count - failed, "file")) of \(inputs.count)" + (failed > 0 ? "; \(failed) failed" : ""))
@@ -76,10 +79,10 @@ struct EncodeCommand: Command {
 
     /// The summary of one file, on stderr (stdout may carry the messages).
     private func report(_ job: FileCapture, _ outcome: FileCapture.Outcome) {
-        if let warning = outcome.warning { Console.error(warning) }
+        if let warning = outcome.warning { Console.warning(Self.name, warning) }
         let stats = outcome.statistics, target = AudioFormat.captureTarget.sampleRate
         let quietest = stats.minNonSilentDBFS.map { "\(PeakLevel.format($0)) dBFS" } ?? "none"
         let text = "encoded \(Console.count(stats.frames, "chunk")) (\(InputFile.seconds(stats.samples, rate: target)) at \(AudioFormat.describe(rate: target))) to \(job.destination.name); peak \(PeakLevel.format(stats.maxDBFS)) dBFS loudest, \(quietest) quietest non-silent; \(Console.count(stats.silentFrames, "chunk")) digital silence"
-        summary.emit(text, json: ConvertCommand.json(job, outcome, unit: "chunks"), toStandardError: true)
+        summary.emit(text, json: ConvertCommand.json(job, outcome, unit: "chunks"), textToStandardError: true, standardOutputCarriesData: job.destination.path == "-")
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import VoicePipeClient
 import VoicePipeCore
 import VoicePipeIO
+import VoicePipeSession
 
 /// One input file through the capture converter into a capture file: the run `convert` and
 /// `encode` share, for one file or for each file of a batch.
@@ -40,6 +41,8 @@ struct FileCapture: Sendable {
         } catch {
             try? writer.finish()
             let failure = CommandFailure.streaming(error, while: "\(doing) \(InputFile.name(input))")
+            // Standard output gets the file only at its end, so only a real file keeps what came before.
+            guard destination.path != "-" else { throw failure }
             throw CommandFailure("\(failure.message); the \(writer.statistics.samples) frames \(done) before it are in \(destination.name)", exitCode: failure.exitCode)
         }
         return Outcome(framesRead: reader.framesRead, inputRate: rate, statistics: writer.statistics,
@@ -57,14 +60,34 @@ struct BatchCapture {
     let jobs: [FileCapture]
     let width: Int
 
+    /// Refuses `--jobs` without `--out-dir`, where it would have nothing to do.
+    static func refuseJobsWithoutBatch(_ arguments: Arguments, command: String) throws(CommandFailure) {
+        if arguments.value("jobs") != nil {
+            throw .usage("'--jobs' works with '--out-dir' (many inputs at once)", command: command)
+        }
+    }
+
+    /// One file's failure as a JSON summary line, for `--json` batches.
+    static func failureJSON(_ job: FileCapture, _ failure: CommandFailure) -> JSONObject {
+        ["input": .string(job.input), "output": .string(job.destination.path), "exitStatus": .integer(Int(failure.exitCode.rawValue)), "error": .string(failure.message)]
+    }
+
     /// Parses `--jobs` (1 … 256; default: the number of cores).
     static func width(_ arguments: Arguments, command: String) throws(CommandFailure) -> Int {
         try arguments.integer("jobs", in: 1...256, default: ProcessInfo.processInfo.activeProcessorCount, command: command)
     }
 
-    /// The output path for `input` in `directory`, with `extension`; refuses two inputs that
-    /// would write the same output.
+    /// The output path for `input` in `directory`, with `extension`. Refuses, before any work, a
+    /// directory that is not there, standard input among the inputs, and two inputs that would
+    /// write the same output.
     static func outputs(for inputs: [String], in directory: String, extension: String, command: String) throws(CommandFailure) -> [String] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw CommandFailure("cannot write into '\(directory)': it is not a directory that exists; create it first", exitCode: .cannotCreate)
+        }
+        if inputs.contains("-") {
+            throw .usage("'-' (standard input) cannot be one of many inputs; convert it on its own", command: command)
+        }
         let paths = inputs.map { input -> String in
             let name = URL(fileURLWithPath: input).deletingPathExtension().lastPathComponent
             return URL(fileURLWithPath: directory).appendingPathComponent(name + "." + `extension`).path

@@ -104,7 +104,7 @@ struct FileReport {
         info = reader.info
         var converter: CaptureConverter?
         do {
-            converter = try capture.converter(for: reader.format, source: "'\(path)'")
+            converter = try capture.converter(for: reader.format, source: InputFile.name(path))
         } catch {
             failure = error
         }
@@ -138,12 +138,13 @@ struct FileReport {
     // MARK: Text
 
     var text: String {
-        guard let info else { return "file:       \(path)\nerror:      \(failure?.message ?? "the file cannot be read")" }
+        let shownPath = path == "-" ? "standard input" : path
+        guard let info else { return "file:       \(shownPath)\nerror:      \(failure?.message ?? "the file cannot be read")" }
         let format = info.format
         let rate = AudioFormat.describe(rate: format.sampleRate)
         let channels = format.channelCount == 1 ? "mono" : format.channelCount == 2 ? "stereo" : "\(format.channelCount) ch"
         var lines = [
-            "file:       \(path)",
+            "file:       \(shownPath)",
             "container:  \(info.container)",
             "encoding:   \(info.encoding)",
             "format:     \(rate), \(channels)",
@@ -174,7 +175,7 @@ struct FileReport {
             }
         }
         if let damage {
-            lines.append("damaged:    reading stops after \(damage.framesBefore) frames (\(damage.error.code.map(String.init(describing:)) ?? "a read error"))")
+            lines.append("damaged:    reading stops after \(damage.framesBefore) frames (\(damage.error.code?.messageInSentence ?? "a read error"))")
         }
         if let outputFrames {
             lines.append("guard:      usable; converts to \(AudioFormat.describe(rate: AudioFormat.captureTarget.sampleRate)) mono Int16 (\(outputFrames) frames)")
@@ -182,7 +183,9 @@ struct FileReport {
             // The format guard's own words; the error line says what to do about it.
             lines.append("guard:      refused: \(rejection)")
         } else {
-            lines.append("guard:      refused: \(failure?.message ?? "the file cannot be converted")")
+            // The format passed the guard, but convert would refuse the file (its rate, an option, damage).
+            lines.append("guard:      usable")
+            lines.append("convert:    refused: \(failure?.message ?? "the file cannot be converted")")
         }
         return lines.joined(separator: "\n")
     }

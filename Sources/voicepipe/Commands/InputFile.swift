@@ -16,6 +16,12 @@ enum InputFile {
         guard parts.count == 3, let rate = Double(parts[0]), let channels = Int(parts[1]) else {
             throw .usage("'--raw' must look like 48000:2:int16 (rate:channels:type), not '\(text)'", command: command)
         }
+        guard rate == rate.rounded(), rate >= 1, rate <= RationalRatio.maximumRate else {
+            throw .usage("'--raw' rate must be a whole number of hertz from 1 to \(Int(RationalRatio.maximumRate)), not '\(parts[0])'", command: command)
+        }
+        guard (1...1024).contains(channels) else {
+            throw .usage("'--raw' channels must be 1 to 1024, not '\(parts[1])'", command: command)
+        }
         guard let encoding = RawEncoding(rawValue: parts[2].lowercased()) else {
             throw .usage("'--raw' type '\(parts[2])' is not one of \(RawEncoding.allCases.map(\.rawValue).joined(separator: ", "))", command: command)
         }
@@ -38,9 +44,9 @@ enum InputFile {
     static func truncationWarning(_ ending: FileReadEnding, path: String, done: String) -> String? {
         guard case .truncated(let read, let declared) = ending else { return nil }
         if let declared {
-            return "warning: \(name(path)) is truncated: its header declares \(declared) frames but the file holds \(read); \(done) the \(read) frames present"
+            return "\(name(path)) is truncated: its header declares \(declared) frames but the file holds \(read); \(done) the \(read) frames present"
         }
-        return "warning: \(name(path)) is truncated: its stream stops before its end; \(done) the \(read) frames present"
+        return "\(name(path)) is truncated: its stream stops before its end; \(done) the \(read) frames present"
     }
 
     /// Whether two paths name the same file (so an output would overwrite its input); "-" is a

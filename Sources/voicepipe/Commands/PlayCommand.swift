@@ -78,24 +78,22 @@ struct PlayCommand: Command {
             throw CommandFailure("playing on '\(device)' failed: \(error)", exitCode: .ioError)
         }
         progress.finish()
-        if let warning = InputFile.truncationWarning(ending, path: input, done: "played") { Console.error(warning) }
+        if let warning = InputFile.truncationWarning(ending, path: input, done: "played") { Console.warning(Self.name, warning) }
         let stopped = ending == .stopped ? " (stopped early)" : ""
         let underruns = player.underruns > 0 ? "; \(Console.count(player.underruns, "underrun")) recovered" : ""
         summary.note("played \(InputFile.seconds(reader.framesRead, rate: source.sampleRate)) of \(InputFile.name(input)) (\(DeviceSupport.describe(source.audioFormat))) on '\(device)' (\(DeviceSupport.describe(player.format.audioFormat)))\(stopped)\(underruns)")
         return .success
     }
 
-    /// The device at the file's rate and channel count when it takes them, else at its native ones.
+    /// The device at the rate and channel count asked for, the file's where nothing was asked, and
+    /// else at the device's native ones.
     private func openDevice(for source: ValidatedFormat) throws(CommandFailure) -> PlaybackDevice {
         var asked = preferences
-        if asked.sampleRate == nil, asked.channelCount == nil {
-            asked.sampleRate = source.sampleRate
-            asked.channelCount = source.channelCount
-            if let matching = try? PlaybackDevice.open(name: device, preferences: asked) { return matching }
-            asked = preferences
-        }
+        asked.sampleRate = preferences.sampleRate ?? source.sampleRate
+        asked.channelCount = preferences.channelCount ?? source.channelCount
+        if asked != preferences, let matching = try? PlaybackDevice.open(name: device, preferences: asked) { return matching }
         do {
-            return try PlaybackDevice.open(name: device, preferences: asked)
+            return try PlaybackDevice.open(name: device, preferences: preferences)
         } catch {
             throw CommandFailure(error)
         }

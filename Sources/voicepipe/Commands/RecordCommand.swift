@@ -10,7 +10,7 @@ struct RecordCommand: Command {
     static let options: [Arguments.Option] = [
         DeviceSupport.deviceOption,
         Arguments.Option(name: "seconds", valueName: "s", help: "Stop after this much device audio (default: until Ctrl-C)."),
-        Arguments.Option(name: "out", valueName: "file.wav", help: "Write a 16 kHz mono Int16 WAV."),
+        Arguments.Option(name: "out", valueName: "file", help: "Write a 16 kHz mono Int16 file: .wav, .flac, .aif/.aiff or .raw/.pcm; '-' writes WAV to standard output."),
         Arguments.Option(name: "frames", valueName: "file.jsonl", help: "Write audio.chunk messages, one per line ('-' for standard output)."),
     ] + CaptureArguments.options + [
         DeviceSupport.rateOption,
@@ -89,7 +89,7 @@ struct RecordCommand: Command {
         // The file exists only once the device streams; the ring holds two seconds meanwhile.
         let file: CaptureFileWriter
         do { file = try CaptureFileWriter(output) } catch { pump.stop(); throw CommandFailure.streaming(error, while: "creating \(output.name)") }
-        let meter = PeakMeter(rate: format.sampleRate, enabled: !summary.quiet, noteIfUnpaced: seconds == nil ? device : nil)
+        let meter = PeakMeter(rate: format.sampleRate, enabled: !summary.quiet, noteIfUnpaced: seconds == nil && !summary.quiet ? device : nil)
         let outcome = Result { try pump.run(progress: meter.advance(converted:)) { frame in try file.write(frame); meter.show(frame.level) } }
         meter.finish()
         let seconds = { (frames: Int) in InputFile.seconds(frames, rate: format.sampleRate) }
@@ -97,7 +97,7 @@ struct RecordCommand: Command {
         switch outcome {
         case .success(let report):
             if report.framesDropped > 0 {
-                Console.error("warning: \(seconds(report.framesDropped)) of device audio was dropped because converting and writing fell behind the device; the file holds the rest, joined")
+                Console.warning(Self.name, "\(seconds(report.framesDropped)) of device audio was dropped because converting and writing fell behind the device; the file holds the rest, joined")
             }
             let overruns = report.device.overruns > 0 ? "; \(Console.count(report.device.overruns, "overrun")) recovered" : ""
             summary.note("recorded \(seconds(report.framesKept)) from '\(device)' (\(DeviceSupport.describe(format.audioFormat))) to \(output.name): \(file.statistics.samples) frames at \(AudioFormat.describe(rate: AudioFormat.captureTarget.sampleRate)); \(file.statistics.summary)\(overruns)")
@@ -138,7 +138,7 @@ private final class PeakMeter {
         if let device = unpacedDevice, Double(frames) / rate >= 2, Double(frames) / rate > 4 * Date().timeIntervalSince(start) {
             unpacedDevice = nil
             finish()
-            Console.error("note: '\(device)' delivers audio faster than real time (it has no clock), so the recording runs as fast as it is converted; Ctrl-C stops it")
+            Console.error("voicepipe record: note: '\(device)' delivers audio faster than real time (it has no clock), so the recording runs as fast as it is converted; Ctrl-C stops it")
         }
         guard enabled, Console.stderrIsTerminal, Date().timeIntervalSince(lastDraw) >= 0.1 else { return }
         lastDraw = Date()
