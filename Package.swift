@@ -54,9 +54,9 @@ let package = Package(
         .target(name: "CAllocationCounter"),
         .target(name: "AllocationCounting", dependencies: ["CAllocationCounter"]),
 
-        // Signal generators, dB measurement, fakes, a whole-file reader and libsndfile-written
-        // fixtures, shared by the test targets and the benchmark package.
-        .target(name: "VoicePipeTestSupport", dependencies: ["VoicePipeCore", "VoicePipeIO", "CSndFile"]),
+        // Signal generators, dB measurement, fakes (audio devices, a manual session clock), a
+        // whole-file reader and libsndfile-written fixtures, shared by the tests and the benchmark package.
+        .target(name: "VoicePipeTestSupport", dependencies: ["VoicePipeCore", "VoicePipeIO", "VoicePipeSession", "VoicePipeClient", "CSndFile"]),
 
         .testTarget(name: "VoicePipeCoreTests", dependencies: ["VoicePipeCore", "VoicePipeTestSupport", "AllocationCounting"]),
         // CSndFile lets the tests write AIFF, FLAC and Ogg fixtures with libsndfile itself.

@@ -1,0 +1,103 @@
+import Glibc
+import VoicePipeSession
+
+/// A queue of inputs for one consumer thread that also waits for the consumer's next deadline on
+/// a ``SessionClock``: the loop at the heart of the session driver and the embedded runtime.
+///
+/// Any thread may ``post(_:)``; one thread calls ``next(until:)``, which returns the oldest input,
+/// or nil once the deadline has come (on the real clock a timed wait; on a manual clock when the
+/// clock is moved past it).
+public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @unchecked Sendable {
+    private let clock: any SessionClock
+    private var mutex = pthread_mutex_t()
+    private var condition = pthread_cond_t()
+    private var items: [Element] = []
+    private var head = 0
+    private var waitingUntil: SessionInstant?
+    private var waiting = false
+    private var moved = false
+    private var retired = false
+
+    public init(clock: any SessionClock) {
+        self.clock = clock
+        pthread_mutex_init(&mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(&condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+        clock.register(self)
+    }
+
+    deinit {
+        pthread_cond_destroy(&condition)
+        pthread_mutex_destroy(&mutex)
+    }
+
+    /// Queues `element` and wakes the consumer.
+    public func post(_ element: Element) {
+        pthread_mutex_lock(&mutex)
+        items.append(element)
+        pthread_cond_signal(&condition)
+        pthread_mutex_unlock(&mutex)
+    }
+
+    /// Inputs waiting.
+    public var count: Int {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return items.count - head
+    }
+
+    /// The oldest input, waiting for one until `deadline` (forever when nil); nil when the
+    /// deadline came first. An input already waiting is returned even when the deadline has passed.
+    public func next(until deadline: SessionInstant?) -> Element? {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        while head == items.count {
+            if let deadline, clock.now >= deadline { return nil }
+            waiting = true
+            waitingUntil = deadline
+            moved = false
+            if let deadline, let host = clock.hostDeadline(for: deadline) {
+                var absolute = host
+                pthread_cond_timedwait(&condition, &mutex, &absolute)
+            } else {
+                pthread_cond_wait(&condition, &mutex)
+            }
+            waiting = false
+        }
+        let element = items[head]
+        head += 1
+        if head == items.count {
+            items.removeAll(keepingCapacity: true)
+            head = 0
+        }
+        return element
+    }
+
+    public func clockDidMove() {
+        pthread_mutex_lock(&mutex)
+        moved = true
+        pthread_cond_broadcast(&condition)
+        pthread_mutex_unlock(&mutex)
+    }
+
+    /// The consumer has stopped for good: the inbox counts as idle from now on.
+    public func retire() {
+        pthread_mutex_lock(&mutex)
+        retired = true
+        pthread_mutex_unlock(&mutex)
+    }
+
+    /// True while the consumer is blocked with nothing queued and its deadline not yet come, or
+    /// after it retired.
+    public var isIdle: Bool {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        if retired { return true }
+        guard waiting, head == items.count, !moved else { return false }
+        if let waitingUntil { return clock.now < waitingUntil }
+        return true
+    }
+}

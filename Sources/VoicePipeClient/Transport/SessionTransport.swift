@@ -1,0 +1,99 @@
+import VoicePipeCore
+
+/// How a session reaches its runtime: text messages out, events in.
+///
+/// A transport is opened once and closed once. Everything it observes arrives on ``events`` in
+/// order: ``TransportEvent/opened`` (or a ``TransportEvent/closed(_:)`` saying why it could not
+/// open), each received message as text, and finally exactly one ``TransportEvent/closed(_:)``,
+/// after which the stream finishes. ``send(_:)`` never blocks: messages wait in a bounded backlog
+/// that the transport writes out on its own thread, so capture never waits on the network, and a
+/// runtime that stops reading fills the backlog and is reported instead of growing memory.
+///
+/// Implementations: ``JSONLinesTransport`` (a pair of descriptors, a runtime subprocess) and
+/// ``InMemoryTransport`` (the embedded runtime, tests); the WebSocket transport implements the
+/// same contract.
+public protocol SessionTransport: AnyObject, Sendable {
+    /// What the transport observes, in order; finishes after ``TransportEvent/closed(_:)``.
+    /// There is one stream per transport: read it from one place.
+    var events: AsyncStream<TransportEvent> { get }
+    /// Starts connecting (or starting the runtime); ``TransportEvent/opened`` or
+    /// ``TransportEvent/closed(_:)`` follows on ``events``. Calling it again does nothing.
+    func open()
+    /// Queues one message (a JSON text without a line ending) to be sent; never blocks.
+    /// - Throws: ``TransportError/notOpen`` before ``TransportEvent/opened``,
+    ///   ``TransportError/closed(_:)`` after the transport closed, ``TransportError/backlogFull(bytes:limit:)``
+    ///   when the backlog cannot take the message (nothing of it was queued).
+    func send(_ message: String) throws(TransportError)
+    /// Bytes queued by ``send(_:)`` and not yet written: what a sender checks before pacing more.
+    var backlogBytes: Int { get }
+    /// The most bytes the backlog holds before ``send(_:)`` refuses.
+    var backlogLimit: Int { get }
+    /// Writes what is queued (briefly, bounded) and closes; ``TransportEvent/closed(_:)`` with
+    /// ``TransportCloseReason/closedByClient`` follows unless the transport had already closed.
+    func close()
+}
+
+/// What a transport observes.
+public enum TransportEvent: Sendable, Hashable {
+    /// The connection is up (the runtime process started, the handshake completed): messages may be sent.
+    case opened
+    /// One received message, as text.
+    case message(String)
+    /// A received message longer than the transport accepts; its bytes were skipped, not buffered.
+    case oversizedMessage(bytes: Int, limit: Int)
+    /// The transport closed, and why; nothing follows.
+    case closed(TransportCloseReason)
+}
+
+/// Why a transport closed.
+public enum TransportCloseReason: Sendable, Hashable, CustomStringConvertible {
+    /// This side called ``SessionTransport/close()``.
+    case closedByClient
+    /// The runtime ended the connection (end of its output, a close frame, the process exiting),
+    /// with what it said or how it ended, when known ("the runtime exited with status 3").
+    case closedByRuntime(String?)
+    /// The connection could not be made or failed: a sentence saying what happened, and the
+    /// failing call's code where one failed.
+    case failed(String, code: SystemErrorCode?)
+
+    /// True when the runtime or this side ended the connection on purpose.
+    public var isOrderly: Bool {
+        switch self {
+        case .closedByClient, .closedByRuntime: true
+        case .failed: false
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .closedByClient:
+            "closed by the client"
+        case .closedByRuntime(let detail):
+            "the runtime closed the connection" + (detail.map { ": \($0)" } ?? "")
+        case .failed(let sentence, let code):
+            sentence + (code.map { ": \($0.messageInSentence)" } ?? "")
+        }
+    }
+}
+
+/// Why a message could not be sent.
+public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The transport has not opened yet.
+    case notOpen
+    /// The transport closed; nothing more can be sent.
+    case closed(TransportCloseReason)
+    /// The backlog holds `bytes` (the message would take it past `limit`): the runtime is not
+    /// reading as fast as the session sends.
+    case backlogFull(bytes: Int, limit: Int)
+
+    public var description: String {
+        switch self {
+        case .notOpen:
+            "the transport is not open yet"
+        case .closed(let reason):
+            "the transport is closed (\(reason))"
+        case .backlogFull(let bytes, let limit):
+            "the runtime is not reading as fast as the session sends: \(bytes) bytes are waiting (limit \(limit))"
+        }
+    }
+}

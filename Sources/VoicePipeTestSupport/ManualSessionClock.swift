@@ -1,0 +1,52 @@
+import Glibc
+import Synchronization
+import VoicePipeClient
+import VoicePipeSession
+
+/// A session clock that moves only when a test moves it.
+///
+/// Waiters (a driver's or runtime's ``SessionInbox``) register with it; ``advance(by:)`` moves the
+/// time, wakes them, and returns once every one of them is idle again (blocked with nothing due),
+/// so a test can check what a timer did right after moving the clock, without sleeping.
+public final class ManualSessionClock: SessionClock {
+    private let state = Mutex<SessionInstant>(.origin)
+    private let waiters = Mutex<[any SessionClockWaiter]>([])
+
+    public init(startingAt instant: SessionInstant = .origin) {
+        state.withLock { $0 = instant }
+    }
+
+    public var now: SessionInstant { state.withLock { $0 } }
+
+    public func hostDeadline(for instant: SessionInstant) -> timespec? { nil }
+
+    public func register(_ waiter: any SessionClockWaiter) {
+        waiters.withLock { $0.append(waiter) }
+    }
+
+    /// Moves the clock forward by `duration` and waits until every waiter has caught up.
+    public func advance(by duration: Duration) {
+        advance(to: now + duration)
+    }
+
+    /// Moves the clock to `instant` (never backwards) and waits until every waiter has caught up.
+    public func advance(to instant: SessionInstant) {
+        state.withLock { $0 = max($0, instant) }
+        for waiter in waiters.withLock({ $0 }) { waiter.clockDidMove() }
+        settle()
+    }
+
+    /// Waits until every registered waiter is blocked with nothing to do (at most `limit` of real
+    /// time, so a stuck loop fails the test instead of hanging it).
+    /// - Returns: false when the limit ran out first.
+    @discardableResult
+    public func settle(limit: Duration = .seconds(10)) -> Bool {
+        let clock = ContinuousClock()
+        let end = clock.now + limit
+        while clock.now < end {
+            if waiters.withLock({ $0 }).allSatisfy(\.isIdle) { return true }
+            usleep(50)
+        }
+        return false
+    }
+}
