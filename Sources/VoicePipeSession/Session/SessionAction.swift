@@ -1,0 +1,68 @@
+import VoicePipeCore
+
+/// What the session machine asks its driver to do, in order.
+public enum SessionAction: Sendable, Hashable {
+    /// Open the transport; report ``SessionMachine/transportOpened(at:)`` or
+    /// ``SessionMachine/transportClosed(_:orderly:at:)``.
+    case openTransport
+    /// Close the transport.
+    case closeTransport
+    /// Send this message. If the transport refuses it, report ``SessionMachine/sendFailed(_:reason:at:)``.
+    case send(WireMessage)
+    /// Send this queued text as `text.input`, then report ``SessionMachine/textSent(_:at:)`` or,
+    /// when the transport refused it, ``SessionMachine/textNotSent(_:reason:at:)``.
+    case sendText(PendingText)
+    /// Send the frame just given to ``SessionMachine/captured(_:sampleCount:at:)`` as `audio.chunk`;
+    /// when the transport cannot take it, report ``SessionMachine/audioNotSent(at:)``.
+    case sendCapturedFrame
+    /// Queue this reply audio for playback; when everything given has played, report
+    /// ``SessionMachine/playbackDrained(at:)``.
+    case playReply(AudioChunk)
+    /// Stop playback at once (within one buffer, with a fade of at most 5 ms) and drop what is queued.
+    case cutPlayback
+    /// Call ``SessionMachine/tick(at:)`` at this instant (nil: no timer is running). Replaces any
+    /// earlier request.
+    case scheduleTick(at: SessionInstant?)
+    /// Something a timeline shows.
+    case note(SessionNote)
+}
+
+/// What happened, for a timeline or a log; the machine's views hold the same facts as state.
+public enum SessionNote: Sendable, Hashable {
+    case stateChanged(from: SessionState, to: SessionState)
+    /// A text is waiting for the connection.
+    case textQueued(PendingText)
+    /// A text went out as `text.input` (and started a turn).
+    case textSent(PendingText)
+    /// The transport refused a text: it is queued again, in order.
+    case textRequeued(PendingText, reason: String)
+    /// A user turn ended: from here the reply timer runs.
+    case turnEnded(TurnRecord)
+    /// The first reply audio of a turn played: its latency is known.
+    case turnAnswered(TurnRecord)
+    /// A transcript line settled (final).
+    case transcript(TranscriptLine)
+    /// A tool call or result arrived (the record as it stands).
+    case tool(ToolCallRecord)
+    case classification(label: String, confidence: Double)
+    case infoCard(InfoCard)
+    case escalation(EscalationStatus)
+    /// Silence sent to keep the session open.
+    case keepAlive
+    /// Playback was cut because the runtime said the user interrupted.
+    case interrupted
+    /// A debug message from the runtime.
+    case runtimeDebug(String)
+    /// A message of a type this version does not know.
+    case unknownMessage(type: String)
+    /// A message from the runtime that could not be decoded, and why.
+    case malformedMessage(String)
+    /// An event not allowed in the state it came in; ignored and counted.
+    case ignored(event: String, state: SessionState)
+    /// The input ended and the last reply has played (or its wait ran out): `session.end` goes out.
+    case ending(why: String)
+    /// Captured audio could not be sent (the transport's backlog is full): this many frames so far.
+    case audioDropped(totalFrames: Int)
+    /// Audio is unavailable, and why: the session runs as a text conversation.
+    case audioUnavailable(String)
+}

@@ -1,0 +1,72 @@
+import VoicePipeCore
+
+/// The figures a session runs by; every one has a default that suits a voice runtime that closes
+/// idle sessions at 55 s.
+public struct SessionConfiguration: Sendable, Hashable {
+    /// Sent in `session.start`.
+    public var sessionId: String
+    /// Sent in `session.start`; `persona` and `vehicle` also name the session in its state line.
+    public var context: JSONObject
+    /// The voice gate on captured frames.
+    public var gate: VoiceGateOptions
+    /// Rate of the captured frames (the capture target, 16 kHz).
+    public var captureSampleRate: Int
+    /// With no `audio.chunk` sent for this long, a live session sends silence to stay open.
+    public var keepAliveInterval: Duration
+    /// Length of the keep-alive silence.
+    public var keepAliveChunk: Duration
+    /// From connecting to open: longer is `error(connect timeout)`.
+    public var connectTimeout: Duration
+    /// From the end of a user's turn to the first reply event (assistant transcript or reply audio).
+    public var replyTimeout: Duration
+    /// Replaces the reply timeout for a turn marked long-running, or one in which the runtime
+    /// calls a tool listed in ``longRunningTools``.
+    public var longTurnAllowance: Duration
+    /// Tools that may take long (a booking commit): calling one gives the turn the long allowance.
+    public var longRunningTools: Set<String>
+    /// A tool result that took longer than this is flagged in the tool drawer.
+    public var toolBudget: Duration
+    /// Reply audio played out with no new reply audio for this long: the reply is over.
+    public var playbackGap: Duration
+    /// Texts that can wait for a connection; one more is refused.
+    public var pendingTextLimit: Int
+    /// After `session.end`, how long to wait for `session.ended` (counted from the last message
+    /// the runtime sent, so a reply still arriving is heard out).
+    public var endTimeout: Duration
+    /// Captured audio that cannot be sent for this long (the runtime stopped reading) is an error.
+    public var stallLimit: Duration
+
+    public init(
+        sessionId: String,
+        context: JSONObject = JSONObject(),
+        gate: VoiceGateOptions = VoiceGateOptions(),
+        captureSampleRate: Int = Int(AudioFormat.captureTarget.sampleRate),
+        keepAliveInterval: Duration = .seconds(40),
+        keepAliveChunk: Duration = .milliseconds(100),
+        connectTimeout: Duration = .seconds(10),
+        replyTimeout: Duration = .seconds(15),
+        longTurnAllowance: Duration = .seconds(90),
+        longRunningTools: Set<String> = [],
+        toolBudget: Duration = .seconds(1),
+        playbackGap: Duration = .milliseconds(300),
+        pendingTextLimit: Int = 32,
+        endTimeout: Duration = .seconds(5),
+        stallLimit: Duration = .seconds(5)
+    ) {
+        self.sessionId = sessionId
+        self.context = context
+        self.gate = gate
+        self.captureSampleRate = captureSampleRate
+        self.keepAliveInterval = keepAliveInterval
+        self.keepAliveChunk = keepAliveChunk
+        self.connectTimeout = connectTimeout
+        self.replyTimeout = replyTimeout
+        self.longTurnAllowance = longTurnAllowance
+        self.longRunningTools = longRunningTools
+        self.toolBudget = toolBudget
+        self.playbackGap = playbackGap
+        self.pendingTextLimit = pendingTextLimit
+        self.endTimeout = endTimeout
+        self.stallLimit = stallLimit
+    }
+}
