@@ -300,7 +300,8 @@ public struct SessionMachine: Sendable {
         let place = queuedTexts.firstIndex { $0.number > text.number } ?? queuedTexts.endIndex
         queuedTexts.insert(text, at: place)
         actions.append(.note(.textRequeued(text, reason: reason)))
-        return finish(&actions, at: now)
+        // Sent again with the next event, not now: a full backlog needs time to drain.
+        return finish(&actions, at: now, sendingQueuedTexts: false)
     }
 
     /// Asks the runtime to hand the user to a person. Tracked beside the voice state.
@@ -586,8 +587,8 @@ public struct SessionMachine: Sendable {
 
     /// Common work after every event: queued texts go out while live, a finished input ends the
     /// session once everything is answered, and the tick is rescheduled if its instant moved.
-    private mutating func finish(_ actions: inout [SessionAction], at now: SessionInstant) -> [SessionAction] {
-        if isLive, endSentAt == nil, !queuedTexts.isEmpty {
+    private mutating func finish(_ actions: inout [SessionAction], at now: SessionInstant, sendingQueuedTexts: Bool = true) -> [SessionAction] {
+        if sendingQueuedTexts, isLive, endSentAt == nil, !queuedTexts.isEmpty {
             for text in queuedTexts {
                 textsInFlight.append(text)
                 actions.append(.sendText(text))
@@ -744,8 +745,10 @@ public struct SessionMachine: Sendable {
         actions.append(.note(.interrupted))
         replying = nil
         drainedAt = nil
-        // The runtime heard the user: a turn is under way even if the gate has not opened yet.
+        // The runtime heard the user: a turn is under way even if the gate has not opened yet
+        // (opened here, it closes after its hang-over of quiet like any other).
         if openTurn == nil { beginVoiceTurn(at: now) }
+        gate.open()
         transition(to: .talking, &actions)
     }
 

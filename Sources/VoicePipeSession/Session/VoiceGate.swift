@@ -73,6 +73,16 @@ public struct VoiceGate: Sendable, Hashable {
         return .closed(speechEnd: speechEnd, closedAt: audioTime)
     }
 
+    /// Opens the gate at the current audio time because someone else heard voice (the runtime's
+    /// interruption); it closes after the hang-over of quiet like any other opening.
+    public mutating func open() {
+        guard !isOpen else { return }
+        isOpen = true
+        speechStart = audioTime
+        speechEnd = audioTime
+        turnPeakDBFS = -Double.infinity
+    }
+
     /// Ends an open turn at once (the input ended): returns the closing change, or nil when shut.
     public mutating func close() -> Change? {
         guard isOpen else { return nil }

@@ -1,0 +1,387 @@
+import Testing
+import VoicePipeCore
+import VoicePipeSession
+
+/// The session's rules beyond its transitions: pending text, keep-alive, timeouts, the tool
+/// drawer, escalation, text-only mode, turn latency, ending.
+struct SessionRuleTests {
+    static let reply = AudioChunk(sampleRate: 24_000, samples: [Int16](repeating: 1_000, count: 480))
+
+    // MARK: Pending text
+
+    @Test func textTypedWhileConnectingIsSentInOrderExactlyOnceWhenReady() throws {
+        var script = SessionScript()
+        script.run { $0.connect(at: .origin) }
+        try script.type("first", at: .ms(10))
+        try script.type("second", at: .ms(20))
+        try script.type("third", at: .ms(30))
+        #expect(script.machine.pendingTexts.map(\.text) == ["first", "second", "third"])
+        #expect(!script.sent.contains { $0.hasPrefix("text.input") })
+        script.run { $0.transportOpened(at: .ms(500)) }
+        let texts = script.log.compactMap { if case .sendText(let text) = $0 { text.text } else { nil } }
+        #expect(texts == ["first", "second", "third"])
+        #expect(script.sent.first == "session.start")
+        // Until the transport takes them they are still pending, in order.
+        #expect(script.machine.pendingTexts.map(\.number) == [1, 2, 3])
+        script.confirmTexts(in: script.log, at: .ms(500))
+        #expect(script.machine.pendingTexts.isEmpty)
+        #expect(script.machine.counters.textsSent == 3)
+        // Later events send nothing again.
+        script.frames(SessionScript.room, count: 10, from: .ms(500))
+        #expect(script.sent.filter { $0.hasPrefix("text.input") }.count == 3)
+    }
+
+    @Test func aDroppedConnectionKeepsUnsentTextAndSendsItOnceAfterReconnecting() throws {
+        var script = SessionScript()
+        script.connectAndOpen()
+        try script.type("sent before the drop", at: .seconds(1))
+        script.run { $0.transportClosed("connection reset by peer", orderly: false, at: .seconds(2)) }
+        try script.type("typed while down", at: .seconds(3))
+        try script.type("and another", at: .seconds(4))
+        #expect(script.machine.pendingTexts.map(\.text) == ["typed while down", "and another"])
+        script.clearLog()
+        script.connectAndOpen(at: .seconds(5))
+        #expect(script.sent == ["session.start", "text.input typed while down", "text.input and another"])
+        #expect(script.machine.pendingTexts.isEmpty)
+        #expect(script.machine.counters.textsSent == 3)
+    }
+
+    @Test func aTextTheTransportRefusedGoesBackInItsPlace() throws {
+        var script = SessionScript()
+        script.run { $0.connect(at: .origin) }
+        try script.type("one", at: .ms(1))
+        try script.type("two", at: .ms(2))
+        let opened = script.run { $0.transportOpened(at: .ms(10)) }
+        let texts = opened.compactMap { if case .sendText(let text) = $0 { text } else { nil } }
+        // The transport refuses both (its backlog is full); they keep their order.
+        script.run { $0.textNotSent(texts[1], reason: "backlog full", at: .ms(10)) }
+        script.run { $0.textNotSent(texts[0], reason: "backlog full", at: .ms(10)) }
+        #expect(script.machine.pendingTexts.map(\.text) == ["one", "two"])
+        // The next event sends them again, in order.
+        let retry = script.run { $0.tick(at: .ms(20)) }
+        #expect(retry.compactMap { if case .sendText(let text) = $0 { text.text } else { nil } } == ["one", "two"])
+    }
+
+    @Test func aFullQueueIsAnErrorAndQueuesNothing() throws {
+        var script = SessionScript(SessionConfiguration(sessionId: "s", pendingTextLimit: 3))
+        for index in 0..<3 { try script.type("text \(index)", at: .ms(index)) }
+        #expect(throws: SessionInputError.pendingTextQueueFull(limit: 3)) { try script.type("one too many", at: .ms(5)) }
+        #expect(script.machine.pendingTexts.count == 3)
+        #expect("\(SessionInputError.pendingTextQueueFull(limit: 32))" == "32 texts are already waiting for the connection; wait until they are sent")
+        #expect(throws: SessionInputError.emptyText) { try script.type("  \n", at: .ms(6)) }
+    }
+
+    // MARK: Keep-alive
+
+    @Test func keepAliveSilenceGoesOutAtExactlyFortySecondsOfQuiet() {
+        var script = SessionScript()
+        script.connectAndOpen(at: .seconds(1))
+        #expect(script.scheduled == .seconds(41))
+        script.run { $0.tick(at: .seconds(41) - .nanoseconds(1)) }
+        #expect(script.log.sentAudio.isEmpty)
+        let actions = script.run { $0.tick(at: .seconds(41)) }
+        #expect(actions.sentAudio == [AudioChunk(sampleRate: 16_000, samples: [Int16](repeating: 0, count: 1_600))])
+        #expect(actions.contains(.note(.keepAlive)))
+        #expect(script.scheduled == .seconds(81))
+    }
+
+    @Test func sentAudioResetsTheKeepAliveTimer() {
+        var script = SessionScript()
+        script.connectAndOpen()
+        script.run { $0.captured(SessionScript.room, sampleCount: 512, at: .seconds(30)) }
+        #expect(script.scheduled == .seconds(70))
+        script.run { $0.tick(at: .seconds(40)) }
+        #expect(script.log.sentAudio.isEmpty)
+        script.run { $0.tick(at: .seconds(70)) }
+        #expect(script.log.sentAudio.count == 1)
+    }
+
+    @Test func tenMinutesOfQuietSessionRunInWellUnderASecond() {
+        var script = SessionScript()
+        let wall = ContinuousClock()
+        let started = wall.now
+        script.connectAndOpen()
+        let ticks = script.runTimers(until: .seconds(600))
+        let elapsed = wall.now - started
+        #expect(script.machine.counters.keepAlivesSent == 15)
+        #expect(ticks == 15)
+        #expect(script.machine.state == .ready)
+        // Nothing waits for real time: ten minutes of session take microseconds, not minutes.
+        #expect(elapsed < .seconds(1))
+    }
+
+    // MARK: Timeouts
+
+    @Test func aToolListedAsLongRunningGivesTheTurnTheLongAllowance() {
+        var script = SessionTransitionTests.thinking()
+        let ended = script.machine.turns[0].endedAt ?? .origin
+        script.receive(.toolCall(id: "t1", name: "commit_booking", input: .object([:])), at: ended + .seconds(1))
+        script.run { $0.tick(at: ended + .seconds(15)) }
+        #expect(script.machine.state == .error(.timeout(.reply, limit: .seconds(15))))
+
+        var listed = SessionScript(SessionConfiguration(sessionId: "s", longRunningTools: ["commit_booking"]))
+        listed.connectAndOpen()
+        let spoken = listed.frames(SessionScript.voice, count: 5, from: .origin)
+        let closed = listed.frames(SessionScript.room, count: 16, from: spoken)
+        listed.receive(.toolCall(id: "t1", name: "commit_booking", input: .object([:])), at: closed + .seconds(1))
+        listed.run { $0.tick(at: closed + .seconds(89)) }
+        #expect(listed.machine.state == .thinking)
+        listed.run { $0.tick(at: closed + .seconds(90)) }
+        #expect(listed.machine.state == .error(.timeout(.longTurn, limit: .seconds(90))))
+        #expect(listed.machine.stateLine == "Error: the runtime did not reply to the long-running turn within 90.000 s")
+    }
+
+    @Test func anAssistantTranscriptIsAReplyEventThatStopsTheReplyTimer() {
+        var script = SessionTransitionTests.thinking()
+        let ended = script.machine.turns[0].endedAt ?? .origin
+        script.receive(.transcript(role: .assistant, text: "Let me check", isFinal: false), at: ended + .seconds(14))
+        script.run { $0.tick(at: ended + .seconds(30)) }
+        #expect(script.machine.state == .thinking)
+        #expect(script.machine.turns[0].firstReplyEventAt == ended + .seconds(14))
+    }
+
+    // MARK: Interruption, escalation
+
+    @Test func interruptionDropsTheRestOfTheReplyAndTheNextReplyPlays() {
+        var script = SessionTransitionTests.thinking()
+        script.receive(.audioChunk(Self.reply), at: .seconds(2))
+        script.receive(.interruption, at: .ms(2_010))
+        #expect(script.machine.state == .talking)
+        script.frames(SessionScript.room, count: 16, from: .ms(2_010))
+        #expect(script.machine.state == .thinking)
+        let next = script.receive(.audioChunk(Self.reply), at: .seconds(4))
+        #expect(next.contains(.playReply(Self.reply)))
+        #expect(script.machine.state == .speaking)
+        #expect(script.machine.turns.count == 2)
+        #expect(script.machine.turns[1].firstReplyAudioAt == .seconds(4))
+    }
+
+    @Test func escalationDrivesTheBannerAndLeavesTheVoiceStateAlone() throws {
+        var script = SessionTransitionTests.thinking()
+        let actions = try script.machine.requestEscalation(reason: "wants a person", at: .seconds(2))
+        #expect(actions.contains(.send(.escalationRequest(reason: "wants a person"))))
+        #expect(script.machine.state == .thinking)
+        #expect(script.machine.escalationBanner == "Escalation: requested")
+        script.receive(.escalation(status: "queued"), at: .seconds(3))
+        script.receive(.escalation(status: "an agent will join shortly"), at: .seconds(4))
+        #expect(script.machine.state == .thinking)
+        #expect(script.machine.escalationBanner == "Escalation: an agent will join shortly")
+        #expect(script.machine.escalation?.updates.map(\.status) == ["queued", "an agent will join shortly"])
+        #expect(script.machine.escalation?.reason == "wants a person")
+
+        var idle = SessionScript()
+        #expect(throws: SessionInputError.notConnected(.disconnected)) { try idle.machine.requestEscalation(reason: "x", at: .origin) }
+    }
+
+    // MARK: Tool drawer
+
+    @Test func toolCallsAndResultsPairByIdWithTimesAndBudgetFlags() {
+        var script = SessionTransitionTests.thinking()
+        script.receive(.toolCall(id: "a", name: "lookup_vehicle", input: .object(["vin": .string("5YJ")])), at: .seconds(2))
+        script.receive(.toolCall(id: "b", name: "check_calendar", input: .null), at: .ms(2_100))
+        script.receive(.toolResult(id: "b", name: "check_calendar", output: .array([]), durationMilliseconds: 80), at: .ms(2_200))
+        script.receive(.toolResult(id: "a", name: "lookup_vehicle", output: .string("Model Y"), durationMilliseconds: 1_400), at: .ms(3_500))
+        let calls = script.machine.toolCalls
+        #expect(calls.map(\.id) == ["a", "b"])
+        #expect(calls[0].clientDuration == .milliseconds(1_500))
+        #expect(calls[0].runtimeDuration == .milliseconds(1_400))
+        #expect(calls[0].isOverBudget)
+        #expect(calls[0].output == .string("Model Y"))
+        #expect(calls[1].clientDuration == .milliseconds(100))
+        #expect(!calls[1].isOverBudget)
+        #expect(calls.filter(\.isUnpaired).isEmpty)
+    }
+
+    @Test func overBudgetByTheRuntimesOwnFigureAloneIsFlagged() {
+        var script = SessionTransitionTests.thinking()
+        script.receive(.toolCall(id: "a", name: "slow", input: .null), at: .seconds(2))
+        script.receive(.toolResult(id: "a", name: "slow", output: .null, durationMilliseconds: 2_500), at: .ms(2_001))
+        #expect(script.machine.toolCalls[0].isOverBudget)
+    }
+
+    @Test func unpairedCallsAndResultsAreKeptAndMarked() {
+        var script = SessionTransitionTests.thinking()
+        script.receive(.toolResult(id: "orphan", name: "mystery", output: .integer(1), durationMilliseconds: nil), at: .seconds(2))
+        script.receive(.toolCall(id: "open", name: "commit_booking", input: .null), at: .seconds(3))
+        let calls = script.machine.toolCalls
+        #expect(calls.map(\.id) == ["orphan", "open"])
+        #expect(calls.filter(\.isUnpaired).count == 2)
+        #expect(calls[0].isResultWithoutCall)
+        #expect(!calls[1].isResultWithoutCall)
+        // A result that arrives before its call is paired when the call comes.
+        script.receive(.toolCall(id: "orphan", name: "mystery", input: .null), at: .seconds(4))
+        #expect(!script.machine.toolCalls[0].isUnpaired)
+        #expect(script.machine.toolCalls[0].output == .integer(1))
+    }
+
+    @Test func theDrawerHoldsClassificationsAndSessionBoundariesInOrder() {
+        var script = SessionScript(SessionConfiguration(sessionId: "s-9"))
+        script.connectAndOpen(at: .seconds(1))
+        script.receive(.classification(label: "service booking", confidence: 0.93), at: .seconds(2))
+        script.receive(.toolCall(id: "a", name: "t", input: .null), at: .seconds(3))
+        script.receive(.sessionEnded(reason: "done"), at: .seconds(4))
+        let drawer = script.machine.toolDrawer
+        #expect(drawer.count == 4)
+        #expect(drawer[0] == .sessionStarted(sessionId: "s-9", at: .seconds(1)))
+        #expect(drawer[1] == .classification(label: "service booking", confidence: 0.93, at: .seconds(2)))
+        #expect(drawer[3] == .sessionEnded(reason: "done", at: .seconds(4)))
+    }
+
+    // MARK: Derived views
+
+    @Test func theStateLineNamesPersonaAndVehicleFromTheContext() {
+        var script = SessionScript(SessionConfiguration(sessionId: "s", context: ["persona": .string("Dana"), "vehicle": .string("2022 Model Y")]))
+        #expect(script.machine.stateLine == "Disconnected — Dana · 2022 Model Y")
+        script.connectAndOpen()
+        #expect(script.machine.stateLine == "Ready — Dana · 2022 Model Y")
+        script.frames(SessionScript.voice, count: 1, from: .origin)
+        #expect(script.machine.stateLine == "Talking — Dana · 2022 Model Y")
+
+        let structured = SessionMachine(configuration: SessionConfiguration(sessionId: "s", context: [
+            "persona": .object(["name": .string("Dana"), "voice": .string("warm")]),
+            "vehicle": .object(["year": .integer(2022), "make": .string("Tesla"), "model": .string("Model Y")]),
+        ]))
+        #expect(structured.sessionTitle == "Dana · 2022 Tesla Model Y")
+        #expect(SessionMachine(configuration: SessionConfiguration(sessionId: "s")).stateLine == "Disconnected")
+    }
+
+    @Test func thinkingAndListeningFollowTheState() throws {
+        var script = SessionScript()
+        #expect(!script.machine.isListening && !script.machine.isThinking)
+        script.connectAndOpen()
+        #expect(script.machine.isListening && !script.machine.isThinking)
+        try script.type("hi", at: .seconds(1))
+        #expect(script.machine.isThinking && !script.machine.isListening)
+        script.receive(.audioChunk(Self.reply), at: .seconds(2))
+        #expect(!script.machine.isThinking && !script.machine.isListening)
+    }
+
+    @Test func partialTranscriptLinesAreReplacedByTheirFinal() {
+        var script = SessionScript()
+        script.connectAndOpen()
+        script.receive(.transcript(role: .user, text: "book a", isFinal: false), at: .ms(100))
+        script.receive(.transcript(role: .user, text: "book a serv", isFinal: false), at: .ms(200))
+        script.receive(.transcript(role: .assistant, text: "Sure", isFinal: false), at: .ms(250))
+        script.receive(.transcript(role: .user, text: "book a service", isFinal: true), at: .ms(300))
+        script.receive(.transcript(role: .assistant, text: "Sure, when?", isFinal: true), at: .ms(400))
+        script.receive(.transcript(role: .user, text: "Tues", isFinal: false), at: .ms(500))
+        let lines = script.machine.transcript.map { "\($0.role.rawValue):\($0.text):\($0.isFinal)" }
+        #expect(lines == ["user:book a service:true", "assistant:Sure, when?:true", "user:Tues:false"])
+        #expect(script.log.filter { if case .note(.transcript) = $0 { true } else { false } }.count == 2)
+    }
+
+    @Test func infoCardsKeepTheirOrder() {
+        var script = SessionScript()
+        script.connectAndOpen()
+        script.receive(.infoMessage(markdown: "| a |\n|---|\n| 1 |"), at: .seconds(1))
+        script.receive(.infoMessage(markdown: "**second**"), at: .seconds(2))
+        #expect(script.machine.infoCards.map(\.markdown) == ["| a |\n|---|\n| 1 |", "**second**"])
+    }
+
+    // MARK: Text only
+
+    @Test func whenAudioIsUnavailableTheSessionRunsAsTextAndSaysWhy() throws {
+        var script = SessionScript(SessionConfiguration(sessionId: "s", context: ["persona": .string("Dana")]))
+        script.run { $0.audioUnavailable("the device reports 0 Hz", at: .origin) }
+        script.connectAndOpen()
+        #expect(script.machine.stateLine == "Ready — Dana — audio unavailable: the device reports 0 Hz; text only")
+        #expect(!script.machine.isListening)
+        script.frames(SessionScript.voice, count: 3, from: .origin)
+        #expect(!script.sent.contains("frame"))
+        #expect(script.machine.state == .ready)
+        try script.type("hello", at: .seconds(1))
+        #expect(script.machine.state == .thinking)
+        #expect(script.sent == ["session.start", "text.input hello"])
+    }
+
+    // MARK: Turn latency
+
+    @Test func turnLatencyRunsFromTheEndOfSpeechToTheFirstReplyAudio() throws {
+        var script = SessionScript()
+        script.connectAndOpen()
+        // Voice until 0.8 s, the gate closes at 1.312 s, the reply plays at 1.9 s.
+        let spoken = script.frames(SessionScript.voice, count: 25, from: .origin)
+        #expect(spoken == .ms(800))
+        script.frames(SessionScript.room, count: 16, from: spoken)
+        script.receive(.transcript(role: .assistant, text: "ok", isFinal: true), at: .ms(1_500))
+        script.receive(.audioChunk(Self.reply), at: .ms(1_900))
+        #expect(script.machine.turns[0].latency == .milliseconds(1_100))
+        script.run { $0.playbackDrained(at: .ms(2_000)) }
+        script.run { $0.tick(at: .ms(2_300)) }
+        // A typed turn at 3 s answered at 3.25 s; another at 5 s answered at 5.4 s.
+        try script.type("one", at: .seconds(3))
+        script.receive(.audioChunk(Self.reply), at: .ms(3_250))
+        script.run { $0.playbackDrained(at: .ms(3_300)) }
+        script.run { $0.tick(at: .ms(3_600)) }
+        try script.type("two", at: .seconds(5))
+        script.receive(.audioChunk(Self.reply), at: .ms(5_400))
+        #expect(script.machine.latencies == [.milliseconds(1_100), .milliseconds(250), .milliseconds(400)])
+        #expect(script.machine.medianLatency == .milliseconds(400))
+        #expect(script.machine.p95Latency == .milliseconds(1_100))
+    }
+
+    @Test func percentilesUseTheNearestRank() {
+        var script = SessionScript()
+        script.connectAndOpen()
+        var instant = SessionInstant.origin
+        // Twenty typed turns answered after 10, 20, …, 200 ms.
+        for index in 1...20 {
+            instant = instant + .seconds(1)
+            let typedAt = instant
+            _ = try? script.type("turn \(index)", at: typedAt)
+            script.receive(.audioChunk(Self.reply), at: typedAt + .milliseconds(index * 10))
+            script.run { $0.playbackDrained(at: typedAt + .milliseconds(index * 10)) }
+            instant = typedAt + .milliseconds(index * 10) + .milliseconds(300)
+            script.run { $0.tick(at: instant) }
+        }
+        #expect(script.machine.latencies.count == 20)
+        #expect(script.machine.medianLatency == .milliseconds(100))
+        #expect(script.machine.p95Latency == .milliseconds(190))
+    }
+
+    // MARK: Ending
+
+    @Test func whenTheInputEndsTheSessionEndsAfterTheLastReplyHasPlayed() {
+        var script = SessionScript()
+        script.connectAndOpen()
+        let spoken = script.frames(SessionScript.voice, count: 10, from: .origin)
+        script.run { $0.inputEnded(at: spoken) }
+        #expect(!script.sent.contains("session.end"))
+        script.receive(.audioChunk(Self.reply), at: .ms(500))
+        script.run { $0.playbackDrained(at: .ms(520)) }
+        #expect(!script.sent.contains("session.end"))
+        let actions = script.run { $0.tick(at: .ms(820)) }
+        #expect(script.machine.state == .ready)
+        #expect(actions.contains(.send(.sessionEnd)))
+        #expect(actions.contains(.note(.ending(why: "the input ended and every turn was answered"))))
+        script.receive(.sessionEnded(reason: nil), at: .ms(900))
+        #expect(script.machine.state == .disconnected)
+    }
+
+    @Test func aRuntimeThatRepliesOnlyAfterSessionEndIsStillHeardAndTheWaitIsNoError() {
+        var script = SessionScript()
+        script.connectAndOpen()
+        let spoken = script.frames(SessionScript.voice, count: 10, from: .origin)
+        script.run { $0.inputEnded(at: spoken) }
+        // No reply: after the reply timeout the session ends on its own, without an error.
+        let actions = script.run { $0.tick(at: spoken + .seconds(15)) }
+        #expect(actions.contains(.send(.sessionEnd)))
+        #expect(script.machine.state == .thinking)
+        // The reply that follows session.end still plays, then the runtime confirms.
+        let late = script.receive(.audioChunk(Self.reply), at: spoken + .seconds(16))
+        #expect(late.contains(.playReply(Self.reply)))
+        script.receive(.sessionEnded(reason: "the client ended the session"), at: spoken + .seconds(17))
+        #expect(script.machine.state == .disconnected)
+        #expect(script.machine.turns[0].latency == .seconds(16))
+    }
+
+    @Test func anInputWithNoSpeechEndsAtOnce() {
+        var script = SessionScript()
+        script.connectAndOpen()
+        script.frames(SessionScript.digitalSilence, count: 30, from: .origin)
+        let actions = script.run { $0.inputEnded(at: .ms(960)) }
+        #expect(actions.contains(.send(.sessionEnd)))
+        #expect(script.machine.turns.isEmpty)
+        #expect(throws: SessionInputError.sessionEnding) { try script.type("too late", at: .seconds(1)) }
+    }
+}
