@@ -50,3 +50,32 @@ public final class ManualSessionClock: SessionClock {
         return false
     }
 }
+
+/// Waits for something another thread does (a message to arrive), checking every 200 µs for at
+/// most `limit` of real time: a bounded wait for a condition, never a sleep standing in for one.
+/// - Returns: whether the condition came true in time.
+@discardableResult
+public func waitUntil(limit: Duration = .seconds(10), _ condition: () -> Bool) -> Bool {
+    let clock = ContinuousClock()
+    let end = clock.now + limit
+    while !condition() {
+        guard clock.now < end else { return false }
+        usleep(200)
+    }
+    return true
+}
+
+/// A value shared between a test and the threads it starts, behind a lock.
+public final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+
+    public init(_ value: Value) {
+        mutex = Mutex(value)
+    }
+
+    public var value: Value { mutex.withLock { $0 } }
+
+    public func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
+        mutex.withLock { body(&$0) }
+    }
+}

@@ -47,6 +47,21 @@ public final class InMemoryTransport: SessionTransport {
 
     public var events: AsyncStream<TransportEvent> { incoming.stream }
 
+    public func receive(_ handler: @escaping @Sendable (TransportEvent) -> Void) {
+        incoming.setHandler(handler)
+    }
+
+    /// Stops handing received events to the ``receive(_:)`` handler: they wait, unread, and count
+    /// against the other end's backlog, as when a peer stops reading its socket.
+    public func pauseReceiving() {
+        incoming.pauseDelivery()
+    }
+
+    /// Hands the events that waited to the handler, and the ones after them.
+    public func resumeReceiving() {
+        incoming.resumeDelivery()
+    }
+
     /// Opens the connection for both ends (either end may call it); both receive ``TransportEvent/opened``.
     public func open() {
         let opening = link.state.withLock { state -> Bool in

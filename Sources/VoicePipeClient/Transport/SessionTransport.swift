@@ -16,6 +16,10 @@ public protocol SessionTransport: AnyObject, Sendable {
     /// What the transport observes, in order; finishes after ``TransportEvent/closed(_:)``.
     /// There is one stream per transport: read it from one place.
     var events: AsyncStream<TransportEvent> { get }
+    /// The alternative to ``events`` for a reader that runs on a thread of its own rather than in
+    /// a task: `handler` gets every event, in order, one call at a time, on the transport's
+    /// thread. Events that arrived before go first. Use this or ``events``, not both.
+    func receive(_ handler: @escaping @Sendable (TransportEvent) -> Void)
     /// Starts connecting (or starting the runtime); ``TransportEvent/opened`` or
     /// ``TransportEvent/closed(_:)`` follows on ``events``. Calling it again does nothing.
     func open()

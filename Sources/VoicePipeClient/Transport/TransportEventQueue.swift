@@ -1,18 +1,39 @@
 import Synchronization
 
-/// The receiving half every transport shares: events pushed from any thread, read in order through
-/// one `AsyncStream`, finished after the first ``TransportEvent/closed(_:)``.
+/// The receiving half every transport shares: events pushed from any thread, read in order either
+/// through one `AsyncStream` or by a handler the queue calls (one or the other), finished after
+/// the first ``TransportEvent/closed(_:)``.
 ///
 /// Unlike a plain `AsyncStream` continuation it knows how many events are waiting and how many
-/// bytes of messages they hold, so a sender on the other end can see its peer falling behind.
+/// bytes of messages they hold, so a sender on the other end can see its reader falling behind;
+/// and its handler delivery needs no Swift concurrency thread, so a reader that runs on a thread
+/// of its own (the session driver) makes progress however busy the cooperative pool is.
 final class TransportEventQueue: Sendable {
+    typealias Handler = @Sendable (TransportEvent) -> Void
+
     private struct State {
         var waiting: [TransportEvent] = []
         var head = 0
         var waitingBytes = 0
         var reader: CheckedContinuation<TransportEvent?, Never>?
+        var handler: Handler?
+        var delivering = false
+        var paused = false
         var closed = false
         var finished = false
+
+        mutating func pop() -> TransportEvent? {
+            guard head < waiting.count else { return nil }
+            let event = waiting[head]
+            head += 1
+            waitingBytes -= TransportEventQueue.bytes(of: event)
+            if head == waiting.count {
+                waiting.removeAll(keepingCapacity: true)
+                head = 0
+            }
+            if case .closed = event { finished = true }
+            return event
+        }
     }
 
     private let state = Mutex(State())
@@ -49,18 +70,48 @@ final class TransportEventQueue: Sendable {
             return (true, nil)
         }
         reader?.resume(returning: event)
+        deliver()
         return accepted
+    }
+
+    /// From now on, calls `handler` with every event, in order, on the thread that pushed it (or
+    /// that resumed delivery), one call at a time; events already waiting go first.
+    func setHandler(_ handler: @escaping Handler) {
+        state.withLock { $0.handler = handler }
+        deliver()
+    }
+
+    /// Holds events back from the handler (they wait, and count as unread) until ``resumeDelivery()``.
+    func pauseDelivery() {
+        state.withLock { $0.paused = true }
+    }
+
+    func resumeDelivery() {
+        state.withLock { $0.paused = false }
+        deliver()
     }
 
     /// The events waiting now, without suspending (for a reader that polls, such as a test).
     func takeAvailable() -> [TransportEvent] {
         state.withLock { state in
-            let taken = Array(state.waiting[state.head...])
-            state.waiting.removeAll(keepingCapacity: true)
-            state.head = 0
-            state.waitingBytes = 0
-            if taken.contains(where: { if case .closed = $0 { true } else { false } }) { state.finished = true }
+            var taken = [TransportEvent]()
+            while let event = state.pop() { taken.append(event) }
             return taken
+        }
+    }
+
+    /// Hands waiting events to the handler until none is left; one thread at a time does this, so
+    /// the handler sees them in order and never twice at once.
+    private func deliver() {
+        while true {
+            let next = state.withLock { state -> (Handler, TransportEvent)? in
+                guard let handler = state.handler, !state.paused, !state.delivering, let event = state.pop() else { return nil }
+                state.delivering = true
+                return (handler, event)
+            }
+            guard let (handler, event) = next else { return }
+            handler(event)
+            state.withLock { $0.delivering = false }
         }
     }
 
@@ -68,17 +119,7 @@ final class TransportEventQueue: Sendable {
     private func next() async -> TransportEvent? {
         await withCheckedContinuation { (continuation: CheckedContinuation<TransportEvent?, Never>) in
             let ready: TransportEvent?? = state.withLock { state in
-                if state.head < state.waiting.count {
-                    let event = state.waiting[state.head]
-                    state.head += 1
-                    state.waitingBytes -= Self.bytes(of: event)
-                    if state.head == state.waiting.count {
-                        state.waiting.removeAll(keepingCapacity: true)
-                        state.head = 0
-                    }
-                    if case .closed = event { state.finished = true }
-                    return .some(event)
-                }
+                if let event = state.pop() { return .some(event) }
                 if state.finished { return .some(nil) }
                 state.reader = continuation
                 return nil

@@ -1,0 +1,76 @@
+import VoicePipeCore
+import VoicePipeIO
+
+/// Where a session's reply audio goes: a file, a speaker, or nowhere (text only).
+///
+/// The driver calls it on its own thread. An output that plays in real time (a device) tells the
+/// driver when it has played everything through ``SessionDriver/playbackDrained()``; one that
+/// does not (a file) says so from ``play(_:)``.
+public protocol ReplyOutput: AnyObject {
+    /// What it is, for the timeline and the summary ("reply.wav", "speaker 'default'").
+    var name: String { get }
+    /// Queues a reply chunk.
+    /// - Returns: true when everything given so far has already been "played" (written).
+    /// - Throws: ``ReplyPlayerError``: an unplayable chunk (the output stays usable) or a sink failure.
+    func play(_ chunk: AudioChunk) throws(ReplyPlayerError) -> Bool
+    /// Cuts what is queued at once (with at most a 5 ms fade) and starts the next reply fresh.
+    func cut() throws(ReplyPlayerError)
+    /// Plays what is left and closes the output (a file gets its final header).
+    func finish() throws(ReplyPlayerError)
+    /// Frames heard (written) so far, at ``sampleRate``.
+    var framesPlayed: Int { get }
+    /// The rate ``framesPlayed`` counts in.
+    var sampleRate: Double { get }
+    /// Frames dropped by cuts.
+    var framesCut: Int { get }
+}
+
+/// Reply audio into a Float32 audio file through the reply player: exactly what a player would
+/// have heard, each reply after the last, cuts included.
+public final class FileReplyOutput: ReplyOutput {
+    private let sink: AudioFileSink
+    private let player: ReplyPlayer
+
+    /// Creates the file (`path`, in `container`) in the player format, 24 kHz Float32.
+    /// - Throws: ``ReplyPlayerError/sink(_:)`` when the file cannot be created.
+    public init(path: String, container: AudioContainer = .wav, format: PlayerFormat = .playback) throws(ReplyPlayerError) {
+        sink = AudioFileSink(path: path, container: container)
+        player = try ReplyPlayer(sink: sink, format: format)
+    }
+
+    public var name: String { sink.path == "-" ? "standard output" : "'\(sink.path)'" }
+    public var sampleRate: Double { player.format.sampleRate }
+    public var framesPlayed: Int { player.framesPlayed }
+    public var framesCut: Int { player.statistics.droppedFrames }
+
+    public func play(_ chunk: AudioChunk) throws(ReplyPlayerError) -> Bool {
+        try player.play(chunk)
+        return true
+    }
+
+    public func cut() throws(ReplyPlayerError) {
+        try player.interrupt()
+    }
+
+    public func finish() throws(ReplyPlayerError) {
+        try player.finish()
+    }
+}
+
+/// Reply audio counted and dropped: a session with nowhere to play (text only, or no `--out`).
+public final class DiscardedReplyOutput: ReplyOutput {
+    public let name = "nowhere"
+    public let sampleRate = AudioFormat.playback.sampleRate
+    public private(set) var framesPlayed = 0
+    public let framesCut = 0
+
+    public init() {}
+
+    public func play(_ chunk: AudioChunk) throws(ReplyPlayerError) -> Bool {
+        framesPlayed += Int((Double(chunk.samples.count) * sampleRate / Double(max(chunk.sampleRate, 1))).rounded())
+        return true
+    }
+
+    public func cut() throws(ReplyPlayerError) {}
+    public func finish() throws(ReplyPlayerError) {}
+}

@@ -1,0 +1,498 @@
+import Foundation
+import Synchronization
+import VoicePipeCore
+import VoicePipeIO
+import VoicePipeSession
+
+/// Where a session's voice comes from.
+public enum SessionCapture {
+    /// No audio: a text conversation (typed turns only).
+    case none
+    /// An audio file through the capture converter, at real-time pace or as fast as the runtime
+    /// takes it. After its last frame nothing more is captured.
+    case file(FileCaptureSource, pacing: CapturePacing)
+    /// A live device through the capture pump, until the session ends.
+    case device(CapturePump)
+}
+
+/// How fast a file is fed to the runtime.
+public enum CapturePacing: Sendable, Hashable {
+    /// Frame by frame at the pace a microphone would deliver them.
+    case realTime
+    /// As fast as the transport takes them (its backlog stays under a bound).
+    case asFastAsTaken
+}
+
+/// What a session driver reports to whoever shows the session, in order, on the driver's thread.
+public enum SessionEvent: Sendable {
+    /// Something the session machine noted (state changes, transcripts, tools, …).
+    case note(SessionNote)
+    /// A message went to the runtime (captured frames are ``frameSent(sampleCount:level:)``).
+    case sent(WireMessage)
+    /// A captured frame went to the runtime as `audio.chunk`.
+    case frameSent(sampleCount: Int, level: PeakLevel)
+    /// A message came from the runtime.
+    case received(WireEnvelope)
+    /// A message from the runtime could not be decoded (the session goes on).
+    case malformed(String)
+    /// The transport opened or closed.
+    case transport(TransportEvent)
+    /// Something the user asked for was refused, and why.
+    case refused(SessionInputError)
+    /// Reply audio could not be played (the session goes on; the output may be lost).
+    case playbackFailed(ReplyPlayerError)
+    /// Capture failed or ended early, in a sentence.
+    case captureProblem(String)
+}
+
+/// Figures the driver runs by, beyond the session's own.
+public struct SessionDriverOptions: Sendable {
+    public var session: SessionConfiguration
+    /// Texts typed before the session connects (queued like a user typing early).
+    public var initialTexts: [String]
+    /// Why audio is unavailable, when it is: the session runs as text and says why.
+    public var audioUnavailable: String?
+    /// With ``CapturePacing/asFastAsTaken``, the transport backlog above which the file waits.
+    public var fastBacklogBytes: Int
+    /// Live device frames waiting for the driver beyond this are dropped and counted.
+    public var deviceFrameQueueLimit: Int
+    /// After the session ends, how long to wait for the transport's closing report.
+    public var closeWait: Duration
+
+    public init(session: SessionConfiguration, initialTexts: [String] = [], audioUnavailable: String? = nil,
+                fastBacklogBytes: Int = 256 << 10, deviceFrameQueueLimit: Int = 64, closeWait: Duration = .seconds(3)) {
+        self.session = session
+        self.initialTexts = initialTexts
+        self.audioUnavailable = audioUnavailable
+        self.fastBacklogBytes = fastBacklogBytes
+        self.deviceFrameQueueLimit = deviceFrameQueueLimit
+        self.closeWait = closeWait
+    }
+}
+
+/// What a finished session did.
+public struct SessionReport: Sendable {
+    /// The machine as the session left it: state, turns and latencies, transcript, tool drawer, counters.
+    public let machine: SessionMachine
+    /// When the session connected and when it finished, on the driver's clock.
+    public let startedAt: SessionInstant
+    public let finishedAt: SessionInstant
+    /// How the transport closed, when it reported it.
+    public let closeReason: TransportCloseReason?
+    /// How reading the input file ended (file capture only).
+    public let captureEnding: FileReadEnding?
+    /// Capture failures, in sentences.
+    public let captureProblems: [String]
+    /// Live frames dropped because the driver fell behind.
+    public let captureFramesDropped: Int
+    /// Reply audio written or played, and where.
+    public let outputName: String
+    public let outputFrames: Int
+    public let outputSampleRate: Double
+    /// A playback failure, if reply audio was lost.
+    public let playbackError: ReplyPlayerError?
+
+    /// True when the runtime confirmed the end (or closed in order after `session.end`).
+    public var endedCleanly: Bool { machine.state == .disconnected }
+}
+
+/// Carries out one session: owns its state machine, transport, clock, capture source and reply
+/// output, and runs them on the calling thread until the session ends.
+///
+/// ```
+///  transport events ─┐                                ┌─▶ transport.send (never blocks)
+///  device frames ────┼─▶ inbox ─▶ SessionMachine ─────┼─▶ reply output (file, speaker)
+///  typed text, end ──┘     ▲        (pure rules)      └─▶ observer (timeline, log)
+///  file frames, ticks ─────┘ when due on the clock
+/// ```
+///
+/// Audio never waits on the transport: a frame the transport cannot take is counted and dropped
+/// (the machine turns a long run of them into an error), and live device frames queue up to a
+/// bound. With a manual clock (tests), nothing waits for real time.
+public final class SessionDriver: @unchecked Sendable {
+    // Safety: everything but `inbox`, `published` and `deviceFrames` is used only on the
+    // thread inside `run()`.
+    private enum Input: Sendable {
+        case transport(TransportEvent)
+        case frame(CapturedFrame)
+        case captureEnded(String?)
+        case playbackDrained
+        case type(String)
+        case end
+        case escalate(String)
+        case markLongRunning
+    }
+
+    public let options: SessionDriverOptions
+    private let transport: any SessionTransport
+    private let clock: any SessionClock
+    private let capture: SessionCapture
+    private let output: any ReplyOutput
+    private let observer: (SessionEvent, SessionInstant) -> Void
+    private let inbox: SessionInbox<Input>
+    private let published: Mutex<SessionMachine>
+    private let deviceFrames = DeviceFrameCounters()
+
+    private var machine: SessionMachine
+    private var tickAt: SessionInstant?
+    private var currentFrame: CapturedFrame?
+    private var captureStartedAt: SessionInstant?
+    private var captureDone = false
+    private var fileFramesTaken = 0
+    private var captureProblems: [String] = []
+    private var closeReason: TransportCloseReason?
+    private var playbackError: ReplyPlayerError?
+    private var outputBroken = false
+
+    /// - Parameters:
+    ///   - observer: called on the driver's thread with every event and the instant it happened.
+    public init(options: SessionDriverOptions, transport: any SessionTransport, clock: any SessionClock = MonotonicSessionClock(),
+                capture: SessionCapture, output: any ReplyOutput, observer: @escaping (SessionEvent, SessionInstant) -> Void = { _, _ in }) {
+        self.options = options
+        self.transport = transport
+        self.clock = clock
+        self.capture = capture
+        self.output = output
+        self.observer = observer
+        machine = SessionMachine(configuration: options.session)
+        published = Mutex(machine)
+        inbox = SessionInbox(clock: clock)
+    }
+
+    // MARK: From any thread
+
+    /// The machine as of the last event: the UI's source for derived views.
+    public var snapshot: SessionMachine { published.withLock { $0 } }
+
+    /// The user typed `text` (queued while connecting, sent in order).
+    public func type(_ text: String) { inbox.post(.type(text)) }
+
+    /// The user ends the session: `session.end`, then a bounded wait for `session.ended`.
+    public func requestEnd() { inbox.post(.end) }
+
+    /// The user asks for a person.
+    public func requestEscalation(reason: String) { inbox.post(.escalate(reason)) }
+
+    /// Marks the current (or next) turn as long-running.
+    public func markTurnLongRunning() { inbox.post(.markLongRunning) }
+
+    /// A device output played everything it was given.
+    public func playbackDrained() { inbox.post(.playbackDrained) }
+
+    // MARK: The session
+
+    /// Runs the session on this thread until it ends (cleanly, by error, or by timeout), then
+    /// finishes the reply output and closes the transport.
+    public func run() -> SessionReport {
+        let inbox = self.inbox
+        transport.receive { inbox.post(.transport($0)) }
+        let startedAt = clock.now
+        if let reason = options.audioUnavailable { apply(machine.audioUnavailable(reason, at: startedAt)) }
+        for text in options.initialTexts { typeNow(text) }
+        if case .none = capture { endInput() }
+        apply(machine.connect(at: clock.now))
+        while !isFinished {
+            if let input = inbox.next(until: nextDeadline()) {
+                handle(input)
+            } else {
+                handleDue()
+            }
+        }
+        finishOutput()
+        stopCapture()
+        transport.close()
+        awaitClose()
+        inbox.retire()
+        let report = SessionReport(
+            machine: machine, startedAt: startedAt, finishedAt: clock.now, closeReason: closeReason,
+            captureEnding: fileSource?.ending, captureProblems: captureProblems,
+            captureFramesDropped: deviceFrames.dropped.load(ordering: .relaxed),
+            outputName: output.name, outputFrames: output.framesPlayed, outputSampleRate: output.sampleRate,
+            playbackError: playbackError)
+        return report
+    }
+
+    private var isFinished: Bool {
+        switch machine.state {
+        case .disconnected, .error: true
+        default: false
+        }
+    }
+
+    private var isCapturing: Bool {
+        guard !captureDone, !machine.isEnding else { return false }
+        switch machine.state {
+        case .ready, .talking, .thinking, .speaking: return true
+        default: return false
+        }
+    }
+
+    private var fileSource: FileCaptureSource? {
+        if case .file(let source, _) = capture { return source }
+        return nil
+    }
+
+    /// The earlier of the machine's tick and the next file frame.
+    private func nextDeadline() -> SessionInstant? {
+        var deadline = tickAt
+        if let due = nextFileFrameDue() { deadline = min(deadline ?? due, due) }
+        return deadline
+    }
+
+    private func nextFileFrameDue() -> SessionInstant? {
+        guard isCapturing, case .file(let source, let pacing) = capture else { return nil }
+        switch pacing {
+        case .realTime:
+            let start = captureStartedAt ?? clock.now
+            return start + source.frameDuration * (fileFramesTaken + 1)
+        case .asFastAsTaken:
+            let now = clock.now
+            return transport.backlogBytes < options.fastBacklogBytes ? now : now + .milliseconds(2)
+        }
+    }
+
+    private func handleDue() {
+        let now = clock.now
+        if let tickAt, tickAt <= now { apply(machine.tick(at: now)) }
+        if let due = nextFileFrameDue(), due <= now, transportHasRoom { takeFileFrame(at: now) }
+    }
+
+    private var transportHasRoom: Bool {
+        if case .file(_, .asFastAsTaken) = capture { return transport.backlogBytes < options.fastBacklogBytes }
+        return true
+    }
+
+    private func takeFileFrame(at now: SessionInstant) {
+        guard let source = fileSource else { return }
+        do {
+            if let frame = try source.next() {
+                fileFramesTaken += 1
+                captured(frame, at: now)
+                return
+            }
+        } catch {
+            captureProblems.append("reading the input failed: \(error)")
+            report(.captureProblem("reading the input failed: \(error)"), at: now)
+        }
+        endInput()
+    }
+
+    private func endInput() {
+        captureDone = true
+        apply(machine.inputEnded(at: clock.now))
+    }
+
+    private func captured(_ frame: CapturedFrame, at now: SessionInstant) {
+        currentFrame = frame
+        apply(machine.captured(frame.level, sampleCount: frame.samples.count, at: now))
+        currentFrame = nil
+    }
+
+    private func handle(_ input: Input) {
+        let now = clock.now
+        switch input {
+        case .transport(let event):
+            handle(event, at: now)
+        case .frame(let frame):
+            deviceFrames.queued.subtract(1, ordering: .relaxed)
+            captured(frame, at: now)
+        case .captureEnded(let problem):
+            if let problem {
+                captureProblems.append(problem)
+                report(.captureProblem(problem), at: now)
+            }
+            endInput()
+        case .playbackDrained:
+            apply(machine.playbackDrained(at: now))
+        case .type(let text):
+            typeNow(text)
+        case .end:
+            apply(machine.end(at: now))
+        case .escalate(let reason):
+            do {
+                apply(try machine.requestEscalation(reason: reason, at: now))
+            } catch {
+                report(.refused(error), at: now)
+            }
+        case .markLongRunning:
+            apply(machine.markTurnLongRunning(at: now))
+        }
+    }
+
+    private func handle(_ event: TransportEvent, at now: SessionInstant) {
+        switch event {
+        case .opened:
+            report(.transport(event), at: now)
+            apply(machine.transportOpened(at: now))
+            if isCapturing { startCapture(at: now) }
+        case .message(let text):
+            do {
+                let envelope = try WireCodec.decode(text)
+                report(.received(envelope), at: now)
+                apply(machine.received(envelope, at: now))
+            } catch {
+                report(.malformed(error.description), at: now)
+                apply(machine.receivedMalformed(error.description, at: now))
+            }
+        case .oversizedMessage(let bytes, let limit):
+            let reason = "a message of \(bytes) bytes is over the \(limit)-byte limit; it was skipped"
+            report(.malformed(reason), at: now)
+            apply(machine.receivedMalformed(reason, at: now))
+        case .closed(let reason):
+            closeReason = reason
+            report(.transport(event), at: now)
+            apply(machine.transportClosed(reason.description, orderly: reason.isOrderly, at: now))
+        }
+    }
+
+    private func typeNow(_ text: String) {
+        let now = clock.now
+        do {
+            apply(try machine.typed(text, at: now))
+        } catch {
+            report(.refused(error), at: now)
+        }
+    }
+
+    // MARK: Carrying out actions
+
+    private func apply(_ actions: [SessionAction]) {
+        for action in actions { perform(action) }
+        published.withLock { $0 = machine }
+    }
+
+    private func perform(_ action: SessionAction) {
+        let now = clock.now
+        switch action {
+        case .openTransport:
+            transport.open()
+        case .closeTransport:
+            transport.close()
+        case .send(let message):
+            do {
+                try transport.send(WireCodec.encode(message))
+                report(.sent(message), at: now)
+            } catch {
+                apply(machine.sendFailed(message.type, reason: error.description, at: now))
+            }
+        case .sendText(let text):
+            let message = WireMessage.textInput(text: text.text)
+            do {
+                try transport.send(WireCodec.encode(message))
+                report(.sent(message), at: now)
+                apply(machine.textSent(text, at: now))
+            } catch {
+                apply(machine.textNotSent(text, reason: error.description, at: now))
+            }
+        case .sendCapturedFrame:
+            guard let frame = currentFrame else { return }
+            let text = frame.samples.withUnsafeBufferPointer { AudioChunkJSON.encode($0, sampleRate: options.session.captureSampleRate) }
+            do {
+                try transport.send(text)
+                report(.frameSent(sampleCount: frame.samples.count, level: frame.level), at: now)
+            } catch {
+                apply(machine.audioNotSent(at: now))
+            }
+        case .playReply(let chunk):
+            play(chunk, at: now)
+        case .cutPlayback:
+            guard !outputBroken else { return }
+            do {
+                try output.cut()
+            } catch {
+                playbackFailed(error, at: now)
+            }
+        case .scheduleTick(let at):
+            tickAt = at
+        case .note(let note):
+            report(.note(note), at: now)
+        }
+    }
+
+    private func play(_ chunk: AudioChunk, at now: SessionInstant) {
+        guard !outputBroken else {
+            apply(machine.playbackDrained(at: now))
+            return
+        }
+        do {
+            if try output.play(chunk) { apply(machine.playbackDrained(at: now)) }
+        } catch {
+            if case .unplayableChunk = error {
+                report(.playbackFailed(error), at: now)
+            } else {
+                playbackFailed(error, at: now)
+            }
+            apply(machine.playbackDrained(at: now))
+        }
+    }
+
+    private func playbackFailed(_ error: ReplyPlayerError, at now: SessionInstant) {
+        outputBroken = true
+        playbackError = playbackError ?? error
+        report(.playbackFailed(error), at: now)
+    }
+
+    private func report(_ event: SessionEvent, at instant: SessionInstant) {
+        observer(event, instant)
+    }
+
+    // MARK: Capture and output
+
+    private func startCapture(at now: SessionInstant) {
+        guard captureStartedAt == nil else { return }
+        captureStartedAt = now
+        guard case .device(let pump) = capture else { return }
+        let (inbox, counters, limit) = (self.inbox, deviceFrames, options.deviceFrameQueueLimit)
+        let thread = Thread {
+            var problem: String?
+            do {
+                _ = try pump.run { frame in
+                    if counters.queued.load(ordering: .relaxed) >= limit {
+                        counters.dropped.add(1, ordering: .relaxed)
+                        return
+                    }
+                    counters.queued.add(1, ordering: .relaxed)
+                    inbox.post(.frame(CapturedFrame(frame)))
+                }
+            } catch {
+                problem = "capture stopped: \(error)"
+            }
+            inbox.post(.captureEnded(problem))
+        }
+        thread.name = "voicepipe capture"
+        thread.start()
+    }
+
+    private func stopCapture() {
+        if case .device(let pump) = capture, captureStartedAt != nil { pump.stop() }
+    }
+
+    private func finishOutput() {
+        guard !outputBroken else { return }
+        do {
+            try output.finish()
+        } catch {
+            playbackFailed(error, at: clock.now)
+        }
+    }
+
+    /// Waits (bounded) for the transport's closing report, so the report says how it closed.
+    private func awaitClose() {
+        guard closeReason == nil else { return }
+        let limit = clock.now + options.closeWait
+        while closeReason == nil, let input = inbox.next(until: limit) {
+            if case .transport(.closed(let reason)) = input {
+                closeReason = reason
+                report(.transport(.closed(reason)), at: clock.now)
+            }
+        }
+    }
+}
+
+/// Live device frames between the capture thread and the driver.
+private final class DeviceFrameCounters: Sendable {
+    /// Posted to the inbox and not yet taken.
+    let queued = Atomic<Int>(0)
+    /// Dropped because too many were waiting.
+    let dropped = Atomic<Int>(0)
+}

@@ -1,0 +1,128 @@
+import Foundation
+import Synchronization
+import Testing
+import VoicePipeClient
+import VoicePipeCore
+import VoicePipeIO
+import VoicePipeSession
+import VoicePipeTestSupport
+
+/// The session driver with a manual clock and an in-memory runtime end scripted by the test:
+/// the machine's actions carried out on the clock's instants, without sleeping.
+struct SessionDriverTests {
+    /// A driver running on its own thread, and what it finally reported.
+    final class Running: @unchecked Sendable {
+        let driver: SessionDriver
+        let runtime: InMemoryTransport
+        let clock: ManualSessionClock
+        private let result = Locked<SessionReport?>(nil)
+        let events = Locked<[(SessionEvent, SessionInstant)]>([])
+        /// Everything the runtime end received so far, decoded, in order.
+        private(set) var received: [WireMessage] = []
+
+        init(options: SessionDriverOptions, capture: SessionCapture = .none, output: any ReplyOutput = DiscardedReplyOutput()) {
+            let (client, runtime) = InMemoryTransport.pair()
+            let clock = ManualSessionClock()
+            let events = self.events
+            driver = SessionDriver(options: options, transport: client, clock: clock, capture: capture, output: output) { event, instant in
+                events.withLock { $0.append((event, instant)) }
+            }
+            self.runtime = runtime
+            self.clock = clock
+            let (driver, result) = (driver, self.result)
+            Thread { let report = driver.run(); result.withLock { $0 = report } }.start()
+        }
+
+        var report: SessionReport? { result.value }
+
+        /// Reads what the runtime end has been sent since the last call.
+        @discardableResult
+        func collect() -> [WireMessage] {
+            var fresh = [WireMessage]()
+            for event in runtime.takeReceived() {
+                if case .message(let text) = event, let envelope = try? WireCodec.decode(text) { fresh.append(envelope.message) }
+            }
+            received += fresh
+            return fresh
+        }
+
+        /// Waits until the runtime end has received `count` messages in all.
+        func waitForMessages(_ count: Int) -> Bool {
+            waitUntil { collect(); return received.count >= count }
+        }
+
+        func send(_ message: WireMessage) throws {
+            try runtime.send(WireCodec.encode(message))
+        }
+
+        /// Ends the session from the runtime's side and waits for the driver to finish.
+        func finish() throws -> SessionReport? {
+            try send(.sessionEnded(reason: "test over"))
+            waitUntil { report != nil }
+            return report
+        }
+    }
+
+    static func options(replyTimeout: Duration = .seconds(300), texts: [String] = []) -> SessionDriverOptions {
+        SessionDriverOptions(session: SessionConfiguration(sessionId: "s-1", replyTimeout: replyTimeout), initialTexts: texts)
+    }
+
+    @Test func theDriverSendsKeepAliveSilenceAtFortySecondsOnTheManualClock() throws {
+        let running = Running(options: Self.options(texts: ["hello"]))
+        #expect(running.waitForMessages(2))
+        #expect(running.received == [.sessionStart(sessionId: "s-1", context: [:]), .textInput(text: "hello")])
+        let silence = AudioChunk(sampleRate: 16_000, samples: [Int16](repeating: 0, count: 1_600))
+        var fresh = [WireMessage]()
+        running.clock.advance(to: .seconds(40) - .nanoseconds(1))
+        fresh = running.collect()
+        #expect(fresh.isEmpty)
+        running.clock.advance(to: .seconds(40))
+        fresh = running.collect()
+        #expect(fresh.count == 1)
+        #expect(fresh.first == .audioChunk(silence))
+        running.clock.advance(to: .seconds(79))
+        fresh = running.collect()
+        #expect(fresh.isEmpty)
+        running.clock.advance(to: .seconds(80))
+        fresh = running.collect()
+        #expect(fresh.count == 1)
+        #expect(fresh.first == .audioChunk(silence))
+        let report = try running.finish()
+        #expect(report?.machine.counters.keepAlivesSent == 2)
+        #expect(report?.endedCleanly == true)
+        #expect(report?.closeReason == .closedByClient)
+    }
+
+    @Test func aFileAtRealTimePaceSendsAFrameEvery32Milliseconds() throws {
+        let samples = Signals.int16(Signals.sine(frequency: 440, amplitude: 0.5, sampleRate: 16_000, frames: 16_000))
+        let path = try TemporaryWAV.write(samples, sampleRate: 16_000)
+        defer { unlink(path) }
+        let reader = try AudioFileReader(path: path)
+        let source = try FileCaptureSource(reader: reader, converter: CaptureConverter(input: reader.format))
+        let running = Running(options: Self.options(), capture: .file(source, pacing: .realTime))
+        #expect(running.waitForMessages(1))
+        running.clock.advance(to: .origin + .milliseconds(32 * 10 - 1))
+        #expect(running.collect().count == 9)
+        running.clock.advance(to: .origin + .milliseconds(32 * 10))
+        #expect(running.collect().count == 1)
+        // One second of audio is 31 full frames and a last one of 128 samples, flushed at the end.
+        running.clock.advance(to: .seconds(2))
+        running.collect()
+        let chunks = running.received.compactMap { if case .audioChunk(let chunk) = $0 { chunk } else { nil } }
+        #expect(chunks.count == 32)
+        #expect(chunks.last?.samples.count == 16_000 - 31 * 512)
+        #expect(chunks.flatMap(\.samples).count == 16_000)
+        _ = try running.finish()
+    }
+}
+
+/// A 16-bit mono WAV in the temporary directory.
+enum TemporaryWAV {
+    static func write(_ samples: [Int16], sampleRate: Int) throws -> String {
+        let path = NSTemporaryDirectory() + "voicepipe-\(UUID().uuidString).wav"
+        let writer = try AudioFileWriter(path: path, sampleRate: sampleRate, channelCount: 1, encoding: .int16)
+        try samples.withUnsafeBufferPointer { buffer throws(AudioFileError) in try writer.write(buffer) }
+        try writer.close()
+        return path
+    }
+}
