@@ -1,0 +1,85 @@
+import VoicePipeCore
+import VoicePipeSession
+
+/// Writes a session's traffic as JSON Lines: every message both ways, with its direction and the
+/// session time, and transport openings and closings. Audio payloads are summarised (rate, sample
+/// count, peak), never copied, so an hour of session makes a small file.
+///
+/// ```
+/// {"at":0.002,"direction":"sent","message":{"type":"session.start","sessionId":"s-1","context":{}}}
+/// {"at":0.034,"direction":"sent","message":{"type":"audio.chunk","sampleRate":16000,"samples":512,"peakDBFS":-8.1}}
+/// {"at":1.871,"direction":"received","message":{"type":"transcript","role":"user","text":"…","final":true}}
+/// ```
+public final class SessionLogWriter {
+    private let writer: JSONLinesWriter
+    /// The first write failure; the log stops there and the session goes on.
+    public private(set) var failure: JSONLinesError?
+
+    /// Creates (or truncates) `path`.
+    /// - Throws: ``JSONLinesError/cannotCreate(path:reason:code:)``.
+    public init(path: String) throws(JSONLinesError) {
+        writer = try JSONLinesWriter(path: path)
+    }
+
+    /// Records one driver event (notes and refusals are not traffic and are left out).
+    public func record(_ event: SessionEvent, at instant: SessionInstant) {
+        switch event {
+        case .sent(let message):
+            write(instant, ["direction": .string("sent"), "message": Self.summary(of: message)])
+        case .frameSent(let count, let level):
+            write(instant, ["direction": .string("sent"), "message": Self.audioSummary(sampleRate: 16_000, sampleCount: count, peakDBFS: level.isDigitalSilence ? nil : level.dBFS)])
+        case .received(let envelope):
+            var message = Self.summary(of: envelope.message)
+            if case .object(var object) = message {
+                for (key, value) in envelope.extras where object[key] == nil { object[key] = value }
+                message = .object(object)
+            }
+            write(instant, ["direction": .string("received"), "message": message])
+        case .malformed(let reason):
+            write(instant, ["direction": .string("received"), "malformed": .string(reason)])
+        case .transport(.opened):
+            write(instant, ["transport": .string("opened")])
+        case .transport(.closed(let reason)):
+            write(instant, ["transport": .string("closed"), "reason": .string(reason.description)])
+        case .transport, .note, .refused, .playbackFailed, .captureProblem:
+            break
+        }
+    }
+
+    /// Writes what is buffered; call when the session ends.
+    public func finish() {
+        guard failure == nil else { return }
+        do {
+            try writer.flush()
+        } catch {
+            failure = error
+        }
+    }
+
+    private func write(_ instant: SessionInstant, _ fields: JSONObject) {
+        guard failure == nil else { return }
+        var line: JSONObject = ["at": .number((instant.seconds * 1000).rounded() / 1000)]
+        for (key, value) in fields { line[key] = value }
+        do {
+            try writer.append(line: JSONWriter.string(.object(line)))
+        } catch {
+            failure = error
+        }
+    }
+
+    /// The message as JSON, with an `audio.chunk`'s samples replaced by their count and peak.
+    static func summary(of message: WireMessage) -> JSONValue {
+        if case .audioChunk(let chunk) = message {
+            let peak = chunk.samples.reduce(0) { max($0, abs(Int($1))) }
+            return audioSummary(sampleRate: chunk.sampleRate, sampleCount: chunk.samples.count, peakDBFS: peak == 0 ? nil : Elementary.decibels(amplitudeRatio: Double(peak) / 32_768))
+        }
+        return (try? JSONParser.parse(WireCodec.encode(message))) ?? .string(WireCodec.encode(message))
+    }
+
+    static func audioSummary(sampleRate: Int, sampleCount: Int, peakDBFS: Double?) -> JSONValue {
+        .object([
+            "type": .string(MessageType.audioChunk.rawValue), "sampleRate": .integer(sampleRate), "samples": .integer(sampleCount),
+            "peakDBFS": peakDBFS.map { .number(($0 * 10).rounded() / 10) } ?? .null,
+        ])
+    }
+}
