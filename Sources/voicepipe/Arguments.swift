@@ -8,6 +8,8 @@ struct Arguments {
         let name: String
         let valueName: String
         let help: String
+        /// Whether the option may be given more than once (each value is kept, in order).
+        var repeatable = false
     }
 
     /// An option without a value.
@@ -18,12 +20,14 @@ struct Arguments {
 
     private(set) var positionals: [String] = []
     private var values: [String: String] = [:]
+    private var repeated: [String: [String]] = [:]
     private var flags: Set<String> = []
 
     /// Parses `arguments` against the declared options and flags.
     /// - Throws: a usage ``CommandFailure`` for an unknown option, a missing value or a repeated option.
     init(_ arguments: [String], command: String, options: [Option], flags declaredFlags: [Flag]) throws(CommandFailure) {
         let optionNames = Set(options.map(\.name))
+        let repeatableNames = Set(options.filter(\.repeatable).map(\.name))
         let flagNames = Set(declaredFlags.map(\.name) + ["help"])
         var index = 0
         var onlyPositionals = false
@@ -58,14 +62,17 @@ struct Arguments {
                 guard inlineValue == nil else { throw .usage("'--\(name)' takes no value", command: command) }
                 flags.insert(name)
             } else if optionNames.contains(name) {
-                guard values[name] == nil else { throw .usage("'--\(name)' is given twice", command: command) }
+                guard values[name] == nil || repeatableNames.contains(name) else { throw .usage("'--\(name)' is given twice", command: command) }
+                let value: String
                 if let inlineValue {
-                    values[name] = inlineValue
+                    value = inlineValue
                 } else {
                     guard index < arguments.count else { throw .usage("'--\(name)' needs a value", command: command) }
-                    values[name] = arguments[index]
+                    value = arguments[index]
                     index += 1
                 }
+                values[name] = value
+                repeated[name, default: []].append(value)
             } else {
                 throw .usage("unknown option '--\(name)'", command: command)
             }
@@ -75,8 +82,11 @@ struct Arguments {
     /// Whether a flag was given.
     func has(_ flag: String) -> Bool { flags.contains(flag) }
 
-    /// The raw value of an option, if given.
+    /// The raw value of an option, if given (the last one, for a repeatable option).
     func value(_ name: String) -> String? { values[name] }
+
+    /// Every value given to a repeatable option, in order.
+    func values(_ name: String) -> [String] { repeated[name] ?? [] }
 
     /// An integer option within `range`, or `defaultValue` when absent.
     func integer(_ name: String, in range: ClosedRange<Int>, default defaultValue: Int, command: String) throws(CommandFailure) -> Int {

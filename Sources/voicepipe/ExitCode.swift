@@ -17,6 +17,8 @@ enum ExitCode: Int32 {
     case cannotCreate = 73
     /// EX_IOERR: writing the output failed.
     case ioError = 74
+    /// EX_TEMPFAIL: the voice runtime failed or did not answer in time (a session).
+    case temporaryFailure = 75
 }
 
 extension ExitCode {
