@@ -40,7 +40,10 @@ public final class EmbeddedRuntime: Sendable {
     public func connect(backlogLimit: Int = 4 << 20) -> InMemoryTransport {
         let (client, runtimeEnd) = InMemoryTransport.pair(backlogLimit: backlogLimit)
         let connection = Connection(transport: runtimeEnd, clock: clock)
-        connections.withLock { $0.append(connection) }
+        connections.withLock { connections in
+            connections.removeAll(where: \.isFinished)
+            connections.append(connection)
+        }
         running.enter()
         let options = options
         let running = running
@@ -118,10 +121,16 @@ private final class Connection: Sendable {
     var isFinished: Bool { finished.load(ordering: .acquiring) }
 
     /// Moves the transport's events into the inbox until the stream ends or reading stops.
+    ///
+    /// After the stop the pump takes one more event (it was already waiting for it) and drops it,
+    /// unless it is the close, which still ends the session; then it reads nothing more, so the
+    /// client's backlog fills, and only ``EmbeddedRuntime/stop()`` ends the session.
     func pump() async {
         for await event in transport.events {
-            // An event read after the stop is dropped: a stalled runtime takes nothing more in.
-            if readingStopped.load(ordering: .acquiring) { return }
+            if readingStopped.load(ordering: .acquiring) {
+                if case .closed = event { inbox.post(.event(event)) }
+                return
+            }
             inbox.post(.event(event))
         }
     }
