@@ -189,6 +189,15 @@ struct EmbeddedRuntimeProtocolTests {
         #expect(core.nextDeadline == nil)
     }
 
+    @Test func sessionEndCancelsAPendingAgentAnnouncement() {
+        var core = Self.started()
+        core.receive(F.message(.escalationRequest(reason: "human")), at: .origin)
+        core.receive(F.message(.sessionEnd), at: .milliseconds(100))
+        #expect(F.texts(core.run(from: .milliseconds(100), until: .seconds(10)).map(\.1)) == [
+            #"{"type":"escalation","status":"requested"}"#, Self.sessionEnded, "close",
+        ])
+    }
+
     @Test func escalationStatusesGoOutBetweenReplyChunks() {
         var core = Self.started()
         core.receive(F.message(.textInput(text: "hi")), at: .origin)

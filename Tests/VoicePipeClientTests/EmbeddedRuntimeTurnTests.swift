@@ -185,4 +185,14 @@ struct EmbeddedRuntimeTurnTests {
         let texts = F.nonAudioTexts(core.drain(at: .origin))
         #expect(texts[3].contains(#""samples":11776}"#))
     }
+
+    @Test func aTurnStillInSpeechAtTheTurnLimitEndsThere() {
+        var core = Self.started(EmbeddedRuntimeOptions(pacing: .unpaced, maxTurnAudio: .seconds(1)))
+        core.receive(F.chunks(F.toneBurst(lead: 0, tone: 2, tail: 0)).map { F.audio($0) }, at: .origin)
+        let texts = F.nonAudioTexts(core.drain(at: .origin))
+        // 32 chunks (1.024 s) pass the limit: the turn ends on the 32nd; the rest opens turn 2.
+        #expect(texts.first == #"{"type":"debug","message":"the turn reached 1.0 s, the most one turn holds: it ends here"}"#)
+        #expect(texts[1] == #"{"type":"transcript","role":"user","text":"1.0 s of speech, peak −6.0 dBFS","final":true}"#)
+        #expect(texts[3] == #"{"type":"tool.call","id":"audio_stats-1","name":"audio_stats","input":{"durationSeconds":1.024,"sampleRate":16000}}"#)
+    }
 }
