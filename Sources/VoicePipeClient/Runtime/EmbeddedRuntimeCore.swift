@@ -119,6 +119,9 @@ public struct EmbeddedRuntimeCore: ~Copyable {
     private var turnCount = 0
     private var audioRate: Int?
     private var notes = UnknownContentNotes()
+    /// Types already reported as ignored after `session.end` (a capture still running sends
+    /// many chunks; one note each type is enough).
+    private var ignoredAfterEnd: Set<MessageType> = []
 
     public init(options: EmbeddedRuntimeOptions = EmbeddedRuntimeOptions()) {
         self.options = options
@@ -256,7 +259,7 @@ public struct EmbeddedRuntimeCore: ~Copyable {
         }
         let message = envelope.message
         if case .ending = phase {
-            debug("\(message.type) after session.end was ignored")
+            if ignoredAfterEnd.insert(message.type).inserted { debug("\(message.type) after session.end was ignored") }
             return
         }
         if let note = notes.note(for: envelope) { debug(note) }
