@@ -30,6 +30,8 @@ struct EmbeddedRuntimeProtocolTests {
          "Hello from the **embedded runtime** (session `s-1`)."),
         (["persona": .string("*Dana*_[x](y)")] as JSONObject, "a`b",
          "Hello from the **embedded runtime** (session ``a`b``), speaking as **\\*Dana\\*\\_\\[x\\](y)**."),
+        ([:] as JSONObject, "",
+         "Hello from the **embedded runtime** (a session without an id)."),
     ])
     func theGreetingNamesTheSessionAndWhatTheContextSays(context: JSONObject, sessionId: String, firstLine: String) {
         var core = EmbeddedRuntimeCore()

@@ -21,7 +21,7 @@ enum RuntimeWording {
     /// Speak or type: each turn is answered with its audio statistics and played back at 24 kHz.
     /// ```
     static func greeting(sessionId: String, context: JSONObject) -> String {
-        var first = "Hello from the **embedded runtime** (session \(markdownCode(sessionId)))"
+        var first = "Hello from the **embedded runtime** (" + (sessionId.isEmpty ? "a session without an id)" : "session \(markdownCode(sessionId)))")
         let persona = contextString(context, "persona")
         let vehicle = contextString(context, "vehicle")
         if let persona { first += ", speaking as **\(markdownEscaped(persona))**" }
