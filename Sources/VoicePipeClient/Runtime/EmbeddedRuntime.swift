@@ -20,6 +20,7 @@ import VoicePipeSession
 /// next deadline on the ``SessionClock`` (the real one, or a manual one in tests, which wakes
 /// the thread when it moves). The session ends when either end closes.
 public final class EmbeddedRuntime: Sendable {
+    /// What every session this runtime serves is given.
     public let options: EmbeddedRuntimeOptions
     private let clock: any SessionClock
     private let connections = Mutex<[Connection]>([])

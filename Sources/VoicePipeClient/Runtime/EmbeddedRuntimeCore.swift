@@ -96,6 +96,7 @@ public struct EmbeddedRuntimeCore: ~Copyable {
         case answerChunk(sample: Int, streamFreeAt: SessionInstant)
     }
 
+    /// How this session listens, answers and misbehaves.
     public let options: EmbeddedRuntimeOptions
     private var phase = Phase.running
     private var gate: VoiceGate

@@ -25,6 +25,7 @@ public struct EmbeddedRuntimeOptions: Sendable, Hashable {
     /// How long an open turn waits for more audio (clock time) before it ends anyway, since a
     /// client whose input ended sends nothing more; nil means the gate's hang-over.
     public var endOfAudioTimeout: Duration?
+    /// How reply audio goes out: in real time (the default) or as fast as the transport takes it.
     public var pacing: Pacing
     /// A test switch; nil for a well-behaved runtime.
     public var misbehaviour: Misbehaviour?
