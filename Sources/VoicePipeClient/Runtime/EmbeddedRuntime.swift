@@ -1,0 +1,196 @@
+import Dispatch
+import Foundation
+import Synchronization
+import VoicePipeSession
+
+/// A voice runtime inside the process: it serves the runtime end of an ``InMemoryTransport``
+/// pair, speaking the protocol as a deployed runtime does, so a WAV file can go through a
+/// whole voice session with nothing deployed (`voicepipe session`'s default) and tests can run
+/// sessions end to end.
+///
+/// ```
+///  client end ──▶ InMemoryTransport ──▶ pump Task (reads events) ──▶ SessionInbox ─┐
+///                                                                                  ▼
+///  client end ◀── InMemoryTransport ◀── send/close ◀── EmbeddedRuntimeCore ◀── serving thread
+///                                                       (deadlines from the core, time from the clock)
+/// ```
+///
+/// Each ``connect(backlogLimit:)`` starts one session: a thread that owns an
+/// ``EmbeddedRuntimeCore`` and waits on a ``SessionInbox`` until the next input or the core's
+/// next deadline on the ``SessionClock`` (the real one, or a manual one in tests, which wakes
+/// the thread when it moves). The session ends when either end closes.
+public final class EmbeddedRuntime: Sendable {
+    /// What every session this runtime serves is given.
+    public let options: EmbeddedRuntimeOptions
+    private let clock: any SessionClock
+    private let connections = Mutex<[Connection]>([])
+    private let running = DispatchGroup()
+
+    /// - Parameters:
+    ///   - options: how the runtime listens, answers and (for tests) misbehaves.
+    ///   - clock: where time comes from; the host's monotonic clock by default.
+    public init(options: EmbeddedRuntimeOptions = EmbeddedRuntimeOptions(), clock: any SessionClock = MonotonicSessionClock()) {
+        self.options = options
+        self.clock = clock
+    }
+
+    /// Starts serving a new session and returns the client's end of its transport; the client
+    /// opens it, sends `session.start`, and so on. The runtime serves the other end until one
+    /// of them closes.
+    /// - Parameter backlogLimit: bytes each direction holds unread before `send` refuses.
+    public func connect(backlogLimit: Int = 4 << 20) -> InMemoryTransport {
+        let (client, runtimeEnd) = InMemoryTransport.pair(backlogLimit: backlogLimit)
+        let connection = Connection(transport: runtimeEnd, clock: clock)
+        connections.withLock { connections in
+            connections.removeAll(where: \.isFinished)
+            connections.append(connection)
+        }
+        running.enter()
+        let options = options
+        let running = running
+        Task.detached { await connection.pump() }
+        Thread.detachNewThread {
+            connection.serve(options: options)
+            running.leave()
+        }
+        return client
+    }
+
+    /// Ends every session: each runtime end closes (the client sees it closed by the runtime)
+    /// and its thread stops. The way to end a runtime that stalled on purpose, which no longer
+    /// reads the transport and so never sees the client close.
+    public func stop() {
+        for connection in connections.withLock({ $0 }) { connection.stop() }
+    }
+
+    /// True when every session started so far has finished.
+    public var isFinished: Bool {
+        connections.withLock { $0 }.allSatisfy(\.isFinished)
+    }
+
+    /// Waits, without blocking a thread, until every session started so far has finished.
+    /// - Returns: false when `timeout` passed first.
+    public func waitUntilFinished(timeout: Duration) async -> Bool {
+        let once = ResumeOnce()
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            once.set(continuation)
+            running.notify(queue: .global()) { once.resume(returning: true) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + Self.dispatchInterval(timeout)) { once.resume(returning: false) }
+        }
+    }
+
+    /// Blocks the calling thread until every session started so far has finished. For a thread
+    /// of the caller's own: in async code use ``waitUntilFinished(timeout:)``, which does not
+    /// hold a Swift concurrency thread (the runtime's pump needs one).
+    /// - Returns: false when `timeout` passed first.
+    public func blockUntilFinished(timeout: Duration) -> Bool {
+        running.wait(timeout: .now() + Self.dispatchInterval(timeout)) == .success
+    }
+
+    private static func dispatchInterval(_ duration: Duration) -> DispatchTimeInterval {
+        let parts = duration.components
+        let nanoseconds = parts.seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !nanoseconds.overflow, parts.seconds >= 0 else { return parts.seconds < 0 ? .nanoseconds(0) : .never }
+        return .nanoseconds(Int(nanoseconds.partialValue + parts.attoseconds / 1_000_000_000))
+    }
+}
+
+/// One served session: the runtime end, its inbox, and the serving loop.
+private final class Connection: Sendable {
+    enum Input: Sendable {
+        case event(TransportEvent)
+        case stop
+    }
+
+    /// Most actions carried out before the inbox is looked at again, so an unpaced reply going
+    /// out in one burst still lets the client's audio (and an interruption) in.
+    static let actionsPerTurnOfTheLoop = 64
+
+    let transport: InMemoryTransport
+    let clock: any SessionClock
+    let inbox: SessionInbox<Input>
+    /// Set when the core stops reading on purpose: the pump takes nothing more.
+    let readingStopped = Atomic<Bool>(false)
+    let finished = Atomic<Bool>(false)
+
+    init(transport: InMemoryTransport, clock: any SessionClock) {
+        self.transport = transport
+        self.clock = clock
+        inbox = SessionInbox(clock: clock)
+    }
+
+    var isFinished: Bool { finished.load(ordering: .acquiring) }
+
+    /// Moves the transport's events into the inbox until the stream ends or reading stops.
+    ///
+    /// After the stop the pump takes one more event (it was already waiting for it) and drops it,
+    /// unless it is the close, which still ends the session; then it reads nothing more, so the
+    /// client's backlog fills, and only ``EmbeddedRuntime/stop()`` ends the session.
+    func pump() async {
+        for await event in transport.events {
+            if readingStopped.load(ordering: .acquiring) {
+                if case .closed = event { inbox.post(.event(event)) }
+                return
+            }
+            inbox.post(.event(event))
+        }
+    }
+
+    func stop() {
+        inbox.post(.stop)
+    }
+
+    /// The serving loop: carry out what is due, then wait for an input or the next deadline.
+    func serve(options: EmbeddedRuntimeOptions) {
+        var core = EmbeddedRuntimeCore(options: options)
+        serving: while !core.isFinished {
+            var carriedOut = 0
+            while carriedOut < Self.actionsPerTurnOfTheLoop, let action = core.nextAction(at: clock.now) {
+                carriedOut += 1
+                switch action {
+                case .send(let message):
+                    do {
+                        try transport.send(WireCodec.encode(message))
+                    } catch {
+                        switch error {
+                        case .backlogFull, .notOpen:
+                            core.sendRefused(at: clock.now)
+                        case .closed(let reason):
+                            core.receive(.closed(reason), at: clock.now)
+                        }
+                    }
+                case .stopReading:
+                    readingStopped.store(true, ordering: .releasing)
+                case .close:
+                    transport.close()
+                }
+                if core.isFinished { break serving }
+            }
+            // After a full burst, only look at the inbox; otherwise wait for the core's deadline.
+            let deadline = carriedOut == Self.actionsPerTurnOfTheLoop ? SessionInstant.origin : core.nextDeadline
+            guard let input = inbox.next(until: deadline) else { continue }
+            switch input {
+            case .event(let event):
+                core.receive(event, at: clock.now)
+            case .stop:
+                transport.close()
+                break serving
+            }
+        }
+        finished.store(true, ordering: .releasing)
+        inbox.retire()
+    }
+}
+
+/// Resumes a continuation exactly once, whichever of several callbacks comes first.
+private final class ResumeOnce: Sendable {
+    private let continuation = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+
+    func set(_ continuation: CheckedContinuation<Bool, Never>) {
+        self.continuation.withLock { $0 = continuation }
+    }
+
+    func resume(returning value: Bool) {
+        continuation.withLock { $0.take() }?.resume(returning: value)
+    }
+}
