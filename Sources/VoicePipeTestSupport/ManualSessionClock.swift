@@ -10,7 +10,7 @@ import VoicePipeSession
 /// so a test can check what a timer did right after moving the clock, without sleeping.
 public final class ManualSessionClock: SessionClock {
     private let state = Mutex<SessionInstant>(.origin)
-    private let waiters = Mutex<[any SessionClockWaiter]>([])
+    private let waiters = Mutex<[WeakWaiter]>([])
 
     public init(startingAt instant: SessionInstant = .origin) {
         state.withLock { $0 = instant }
@@ -21,7 +21,10 @@ public final class ManualSessionClock: SessionClock {
     public func hostDeadline(for instant: SessionInstant) -> timespec? { nil }
 
     public func register(_ waiter: any SessionClockWaiter) {
-        waiters.withLock { $0.append(waiter) }
+        waiters.withLock { list in
+            list.removeAll { $0.waiter == nil }
+            list.append(WeakWaiter(waiter: waiter))
+        }
     }
 
     /// Moves the clock forward by `duration` and waits until every waiter has caught up.
@@ -32,8 +35,13 @@ public final class ManualSessionClock: SessionClock {
     /// Moves the clock to `instant` (never backwards) and waits until every waiter has caught up.
     public func advance(to instant: SessionInstant) {
         state.withLock { $0 = max($0, instant) }
-        for waiter in waiters.withLock({ $0 }) { waiter.clockDidMove() }
+        for waiter in live { waiter.clockDidMove() }
         settle()
+    }
+
+    /// The waiters still alive (a waiter is held weakly: a finished driver's inbox goes away).
+    private var live: [any SessionClockWaiter] {
+        waiters.withLock { $0.compactMap(\.waiter) }
     }
 
     /// Waits until every registered waiter is blocked with nothing to do (at most `limit` of real
@@ -44,7 +52,7 @@ public final class ManualSessionClock: SessionClock {
         let clock = ContinuousClock()
         let end = clock.now + limit
         while clock.now < end {
-            if waiters.withLock({ $0 }).allSatisfy(\.isIdle) { return true }
+            if live.allSatisfy(\.isIdle) { return true }
             usleep(50)
         }
         return false
@@ -78,4 +86,10 @@ public final class Locked<Value: Sendable>: Sendable {
     public func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
         mutex.withLock { body(&$0) }
     }
+}
+
+/// A waiter the clock does not keep alive.
+private struct WeakWaiter: @unchecked Sendable {
+    // Safety: read and written only under the clock's lock; the waiter itself is Sendable.
+    weak var waiter: (any SessionClockWaiter)?
 }

@@ -9,8 +9,10 @@ import VoicePipeSession
 /// clock is moved past it).
 public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @unchecked Sendable {
     private let clock: any SessionClock
-    private var mutex = pthread_mutex_t()
-    private var condition = pthread_cond_t()
+    // On the heap: a pthread object must not move, and a class's stored properties have no
+    // guaranteed stable address.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var items: [Element] = []
     private var head = 0
     private var waitingUntil: SessionInstant?
@@ -20,40 +22,42 @@ public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @uncheck
 
     public init(clock: any SessionClock) {
         self.clock = clock
-        pthread_mutex_init(&mutex, nil)
+        pthread_mutex_init(mutex, nil)
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)
         pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-        pthread_cond_init(&condition, &attributes)
+        pthread_cond_init(condition, &attributes)
         pthread_condattr_destroy(&attributes)
         clock.register(self)
     }
 
     deinit {
-        pthread_cond_destroy(&condition)
-        pthread_mutex_destroy(&mutex)
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
     }
 
     /// Queues `element` and wakes the consumer.
     public func post(_ element: Element) {
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         items.append(element)
-        pthread_cond_signal(&condition)
-        pthread_mutex_unlock(&mutex)
+        pthread_cond_signal(condition)
+        pthread_mutex_unlock(mutex)
     }
 
     /// Inputs waiting.
     public var count: Int {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
         return items.count - head
     }
 
     /// The oldest input, waiting for one until `deadline` (forever when nil); nil when the
     /// deadline came first. An input already waiting is returned even when the deadline has passed.
     public func next(until deadline: SessionInstant?) -> Element? {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
         while head == items.count {
             if let deadline, clock.now >= deadline { return nil }
             waiting = true
@@ -61,9 +65,9 @@ public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @uncheck
             moved = false
             if let deadline, let host = clock.hostDeadline(for: deadline) {
                 var absolute = host
-                pthread_cond_timedwait(&condition, &mutex, &absolute)
+                pthread_cond_timedwait(condition, mutex, &absolute)
             } else {
-                pthread_cond_wait(&condition, &mutex)
+                pthread_cond_wait(condition, mutex)
             }
             waiting = false
         }
@@ -77,24 +81,24 @@ public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @uncheck
     }
 
     public func clockDidMove() {
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         moved = true
-        pthread_cond_broadcast(&condition)
-        pthread_mutex_unlock(&mutex)
+        pthread_cond_broadcast(condition)
+        pthread_mutex_unlock(mutex)
     }
 
     /// The consumer has stopped for good: the inbox counts as idle from now on.
     public func retire() {
-        pthread_mutex_lock(&mutex)
+        pthread_mutex_lock(mutex)
         retired = true
-        pthread_mutex_unlock(&mutex)
+        pthread_mutex_unlock(mutex)
     }
 
     /// True while the consumer is blocked with nothing queued and its deadline not yet come, or
     /// after it retired.
     public var isIdle: Bool {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
         if retired { return true }
         guard waiting, head == items.count, !moved else { return false }
         if let waitingUntil { return clock.now < waitingUntil }

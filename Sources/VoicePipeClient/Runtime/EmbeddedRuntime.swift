@@ -9,7 +9,7 @@ import VoicePipeSession
 /// sessions end to end.
 ///
 /// ```
-///  client end ──▶ InMemoryTransport ──▶ pump Task (reads events) ──▶ SessionInbox ─┐
+///  client end ──▶ InMemoryTransport ──▶ receive handler (posts events) ──▶ SessionInbox ─┐
 ///                                                                                  ▼
 ///  client end ◀── InMemoryTransport ◀── send/close ◀── EmbeddedRuntimeCore ◀── serving thread
 ///                                                       (deadlines from the core, time from the clock)
@@ -48,7 +48,7 @@ public final class EmbeddedRuntime: Sendable {
         running.enter()
         let options = options
         let running = running
-        Task.detached { await connection.pump() }
+        runtimeEnd.receive { event in connection.inbox.post(.event(event)) }
         Thread.detachNewThread {
             connection.serve(options: options)
             running.leave()
@@ -81,7 +81,7 @@ public final class EmbeddedRuntime: Sendable {
 
     /// Blocks the calling thread until every session started so far has finished. For a thread
     /// of the caller's own: in async code use ``waitUntilFinished(timeout:)``, which does not
-    /// hold a Swift concurrency thread (the runtime's pump needs one).
+    /// hold a Swift concurrency thread.
     /// - Returns: false when `timeout` passed first.
     public func blockUntilFinished(timeout: Duration) -> Bool {
         running.wait(timeout: .now() + Self.dispatchInterval(timeout)) == .success
@@ -109,8 +109,6 @@ private final class Connection: Sendable {
     let transport: InMemoryTransport
     let clock: any SessionClock
     let inbox: SessionInbox<Input>
-    /// Set when the core stops reading on purpose: the pump takes nothing more.
-    let readingStopped = Atomic<Bool>(false)
     let finished = Atomic<Bool>(false)
 
     init(transport: InMemoryTransport, clock: any SessionClock) {
@@ -120,21 +118,6 @@ private final class Connection: Sendable {
     }
 
     var isFinished: Bool { finished.load(ordering: .acquiring) }
-
-    /// Moves the transport's events into the inbox until the stream ends or reading stops.
-    ///
-    /// After the stop the pump takes one more event (it was already waiting for it) and drops it,
-    /// unless it is the close, which still ends the session; then it reads nothing more, so the
-    /// client's backlog fills, and only ``EmbeddedRuntime/stop()`` ends the session.
-    func pump() async {
-        for await event in transport.events {
-            if readingStopped.load(ordering: .acquiring) {
-                if case .closed = event { inbox.post(.event(event)) }
-                return
-            }
-            inbox.post(.event(event))
-        }
-    }
 
     func stop() {
         inbox.post(.stop)
@@ -160,7 +143,9 @@ private final class Connection: Sendable {
                         }
                     }
                 case .stopReading:
-                    readingStopped.store(true, ordering: .releasing)
+                    // What the client sends from now on waits unread and fills its backlog;
+                    // only ``EmbeddedRuntime/stop()`` ends the session.
+                    transport.pauseReceiving()
                 case .close:
                     transport.close()
                 }

@@ -75,21 +75,26 @@ public final class InMemoryTransport: SessionTransport {
     }
 
     public func send(_ message: String) throws(TransportError) {
-        let state = link.state.withLock { $0 }
-        guard state.opened else { throw .notOpen }
-        guard !state.closed else { throw .closed(end == .client ? .closedByClient : .closedByRuntime(nil)) }
-        let waiting = outgoing.waitingBytes
-        guard waiting + message.utf8.count <= backlogLimit else {
-            throw .backlogFull(bytes: waiting, limit: backlogLimit)
+        // Checked and queued under the link's lock, so a close cannot slip in between and two
+        // senders cannot pass the limit together; the handler is called after, outside it.
+        let refusal = link.state.withLock { state -> TransportError? in
+            guard state.opened else { return .notOpen }
+            guard !state.closed else { return .closed(end == .client ? .closedByClient : .closedByRuntime(nil)) }
+            let waiting = outgoing.waitingBytes
+            guard waiting + message.utf8.count <= backlogLimit else { return .backlogFull(bytes: waiting, limit: backlogLimit) }
+            outgoing.push(.message(message), deliveringNow: false)
+            return nil
         }
-        outgoing.push(.message(message))
+        if let refusal { throw refusal }
+        outgoing.deliverWaiting()
     }
 
     /// Bytes this end sent that the other end has not read yet.
     public var backlogBytes: Int { outgoing.waitingBytes }
 
     /// Closes both ends: each receives ``TransportCloseReason/closedByClient`` when the client end
-    /// closed, ``TransportCloseReason/closedByRuntime(_:)`` when the runtime end did.
+    /// closed, ``TransportCloseReason/closedByRuntime(_:)`` when the runtime end did (the reasons
+    /// name who closed, from the client's side, whichever end reads them).
     public func close() {
         close(reporting: end == .client ? .closedByClient : .closedByRuntime(nil))
     }
@@ -99,11 +104,13 @@ public final class InMemoryTransport: SessionTransport {
         let closing = link.state.withLock { state -> Bool in
             guard !state.closed else { return false }
             state.closed = true
+            link.toClient.push(.closed(reason), deliveringNow: false)
+            link.toRuntime.push(.closed(reason), deliveringNow: false)
             return true
         }
         guard closing else { return }
-        link.toClient.push(.closed(reason))
-        link.toRuntime.push(.closed(reason))
+        link.toClient.deliverWaiting()
+        link.toRuntime.deliverWaiting()
     }
 
     /// The events this end has received and not yet read, without waiting (for tests that poll

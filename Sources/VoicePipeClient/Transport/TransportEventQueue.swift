@@ -53,9 +53,11 @@ final class TransportEventQueue: Sendable {
     var isClosed: Bool { state.withLock { $0.closed } }
 
     /// Queues `event` for the reader; after a `closed` event, further events are ignored.
+    /// - Parameter deliveringNow: false to leave a handler's call to ``deliverWaiting()``, for a
+    ///   caller that pushes under a lock of its own.
     /// - Returns: false when the queue had already closed.
     @discardableResult
-    func push(_ event: TransportEvent) -> Bool {
+    func push(_ event: TransportEvent, deliveringNow: Bool = true) -> Bool {
         let (accepted, reader) = state.withLock { state -> (Bool, CheckedContinuation<TransportEvent?, Never>?) in
             guard !state.closed else { return (false, nil) }
             if case .closed = event { state.closed = true }
@@ -70,8 +72,13 @@ final class TransportEventQueue: Sendable {
             return (true, nil)
         }
         reader?.resume(returning: event)
-        deliver()
+        if deliveringNow { deliver() }
         return accepted
+    }
+
+    /// Hands what waits to the handler, if one is set (after a push that did not).
+    func deliverWaiting() {
+        deliver()
     }
 
     /// From now on, calls `handler` with every event, in order, on the thread that pushed it (or
