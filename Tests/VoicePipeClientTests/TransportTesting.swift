@@ -8,8 +8,9 @@ import VoicePipeClient
 /// bounded so a broken transport fails a test instead of hanging the run.
 enum TransportTesting {
     /// Events from `transport` until one satisfies `stop` (by default ``TransportEvent/closed(_:)``),
-    /// that one included, or what arrived within `seconds`.
-    static func events(of transport: some SessionTransport, within seconds: Double = 10,
+    /// that one included, or what arrived within `seconds`. The default deadline is generous: in
+    /// the whole suite, CPU-bound tests can hold both of the cooperative pool's threads for a while.
+    static func events(of transport: some SessionTransport, within seconds: Double = 120,
                        until stop: @escaping @Sendable (TransportEvent) -> Bool = isClosed) async -> [TransportEvent] {
         let stream = transport.events
         return await withTaskGroup(of: [TransportEvent]?.self) { group in
@@ -69,6 +70,21 @@ enum TransportTesting {
             guard written > 0 else { return }
             offset += written
         }
+    }
+
+    /// Waits, on this thread, until the last writer of the pipe whose read end is `descriptor` has
+    /// closed it, without reading what is in it.
+    /// - Returns: false if that did not happen within `seconds`.
+    static func waitForHangUp(_ descriptor: Int32, within seconds: Double) -> Bool {
+        // No events asked for: poll reports only a hang-up (or an error), not waiting data.
+        var watched = pollfd(fd: descriptor, events: 0, revents: 0)
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline {
+            let left = ContinuousClock.now.duration(to: deadline)
+            let milliseconds = Int32(left.components.seconds * 1_000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+            if poll(&watched, 1, milliseconds) > 0 { return watched.revents & Int16(POLLHUP) != 0 }
+        }
+        return false
     }
 
     /// Reads `descriptor` to its end on a thread of its own, then closes it.
