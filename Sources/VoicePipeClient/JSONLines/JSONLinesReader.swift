@@ -30,6 +30,10 @@ public final class JSONLinesReader {
     /// Bytes of an over-long line skipped so far, while its end has not been found.
     private var skipping: Int?
     private var atEnd = false
+    /// Readable (a byte written, or its write end closed) when another thread wants reading to end.
+    private let stopDescriptor: Int32?
+    /// True once ``next()`` returned nil because `stopDescriptor` became readable, not at the end.
+    private(set) var wasStopped = false
     private static let readSize = 1 << 16
 
     /// Opens `path` for reading, or standard input for "-".
@@ -51,11 +55,19 @@ public final class JSONLinesReader {
 
     /// Reads from an open descriptor (a pipe, a socket, a file).
     /// - Parameter ownsDescriptor: whether the reader closes it when released.
-    public init(descriptor: Int32, name: String, maximumLength: Int, ownsDescriptor: Bool) {
+    public convenience init(descriptor: Int32, name: String, maximumLength: Int, ownsDescriptor: Bool) {
+        self.init(descriptor: descriptor, name: name, maximumLength: maximumLength, ownsDescriptor: ownsDescriptor, stopDescriptor: nil)
+    }
+
+    /// Reads from an open descriptor until its end or until `stopDescriptor` becomes readable:
+    /// a read blocked on a quiet pipe cannot be interrupted otherwise, and a transport's close
+    /// must end its reader thread.
+    init(descriptor: Int32, name: String, maximumLength: Int, ownsDescriptor: Bool, stopDescriptor: Int32?) {
         self.descriptor = descriptor
         self.name = name
         self.maximumLength = max(maximumLength, 1)
         self.ownsDescriptor = ownsDescriptor
+        self.stopDescriptor = stopDescriptor
         buffer = .allocate(byteCount: self.maximumLength + Self.readSize + 1, alignment: 1)
     }
 
@@ -101,6 +113,7 @@ public final class JSONLinesReader {
             }
             let shift = start
             try fill()
+            if wasStopped { return nil }
             scanFrom -= shift
         }
     }
@@ -126,6 +139,10 @@ public final class JSONLinesReader {
         }
         let room = buffer.count - end
         guard let base = buffer.baseAddress else { return }
+        if let stopDescriptor, try !waitUntilReadable(orStopped: stopDescriptor) {
+            wasStopped = true
+            return
+        }
         while true {
             let got = read(descriptor, base + end, room)
             if got > 0 {
@@ -139,5 +156,17 @@ public final class JSONLinesReader {
             if errno == EINTR { continue }
             throw .readFailed(name: name, code: .posix(errno))
         }
+    }
+
+    /// Waits until the input has bytes (or its end, or an error) for `read`, or until `stop` is readable.
+    /// - Returns: false when stopped (a stop wins when both are ready).
+    private func waitUntilReadable(orStopped stop: Int32) throws(JSONLinesError) -> Bool {
+        var watched = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: stop, events: Int16(POLLIN), revents: 0)]
+        while poll(&watched, nfds_t(watched.count), -1) < 0 {
+            if errno == EINTR { continue }
+            throw .readFailed(name: name, code: .posix(errno))
+        }
+        return watched[1].revents == 0
     }
 }

@@ -54,7 +54,8 @@ public enum TransportCloseReason: Sendable, Hashable, CustomStringConvertible {
     /// This side called ``SessionTransport/close()``.
     case closedByClient
     /// The runtime ended the connection (end of its output, a close frame, the process exiting),
-    /// with what it said or how it ended, when known ("the runtime exited with status 3").
+    /// with what it said or how it ended, when known, as a whole sentence ("the runtime exited
+    /// with status 3"), which is then the description.
     case closedByRuntime(String?)
     /// The connection could not be made or failed: a sentence saying what happened, and the
     /// failing call's code where one failed.
@@ -73,7 +74,7 @@ public enum TransportCloseReason: Sendable, Hashable, CustomStringConvertible {
         case .closedByClient:
             "closed by the client"
         case .closedByRuntime(let detail):
-            "the runtime closed the connection" + (detail.map { ": \($0)" } ?? "")
+            detail ?? "the runtime closed the connection"
         case .failed(let sentence, let code):
             sentence + (code.map { ": \($0.messageInSentence)" } ?? "")
         }

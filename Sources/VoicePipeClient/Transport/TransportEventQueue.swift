@@ -122,12 +122,26 @@ final class TransportEventQueue: Sendable {
         }
     }
 
-    /// The next event, waiting for one; nil after the `closed` event was read.
+    /// The next event, waiting for one; nil after the `closed` event was read, or when the reading
+    /// task is cancelled (the event it would have read stays queued for the next reader).
     private func next() async -> TransportEvent? {
+        await withTaskCancellationHandler {
+            await waitForNext()
+        } onCancel: {
+            let reader = state.withLock { state in
+                defer { state.reader = nil }
+                return state.reader
+            }
+            reader?.resume(returning: nil)
+        }
+    }
+
+    private func waitForNext() async -> TransportEvent? {
         await withCheckedContinuation { (continuation: CheckedContinuation<TransportEvent?, Never>) in
             let ready: TransportEvent?? = state.withLock { state in
                 if let event = state.pop() { return .some(event) }
-                if state.finished { return .some(nil) }
+                // A cancellation that came before the reader was stored found nothing to resume.
+                if state.finished || Task.isCancelled { return .some(nil) }
                 state.reader = continuation
                 return nil
             }
