@@ -320,6 +320,26 @@ struct SessionRuleTests {
         #expect(script.machine.p95Latency == .milliseconds(1_100))
     }
 
+    @Test func aReplyQueuedRightBehindAnotherAnswersTheNextTurn() throws {
+        var script = SessionScript()
+        script.connectAndOpen()
+        try script.type("one", at: .seconds(1))
+        try script.type("two", at: .seconds(1))
+        script.receive(.transcript(role: .assistant, text: "first", isFinal: true), at: .ms(1_100))
+        script.receive(.audioChunk(Self.reply), at: .ms(1_100))
+        script.run { $0.playbackDrained(at: .ms(1_100)) }
+        // The second reply follows at once, announced by its transcript.
+        script.receive(.audioChunk(Self.reply), at: .ms(1_120))
+        script.receive(.transcript(role: .assistant, text: "second", isFinal: true), at: .ms(1_140))
+        script.receive(.audioChunk(Self.reply), at: .ms(1_140))
+        script.run { $0.playbackDrained(at: .ms(1_160)) }
+        #expect(script.machine.latencies == [.milliseconds(100), .milliseconds(140)])
+        script.run { $0.inputEnded(at: .ms(1_200)) }
+        let actions = script.run { $0.tick(at: .ms(1_460)) }
+        #expect(script.machine.state == .ready)
+        #expect(actions.contains(.send(.sessionEnd)))
+    }
+
     @Test func percentilesUseTheNearestRank() {
         var script = SessionScript()
         script.connectAndOpen()

@@ -135,6 +135,8 @@ public final class SessionDriver: @unchecked Sendable {
 
     private var machine: SessionMachine
     private var tickAt: SessionInstant?
+    private var pendingActions: [SessionAction] = []
+    private var applying = false
     private var currentFrame: CapturedFrame?
     private var captureStartedAt: SessionInstant?
     private var captureDone = false
@@ -254,7 +256,13 @@ public final class SessionDriver: @unchecked Sendable {
     private func handleDue() {
         let now = clock.now
         if let tickAt, tickAt <= now { apply(machine.tick(at: now)) }
-        if let due = nextFileFrameDue(), due <= now, transportHasRoom { takeFileFrame(at: now) }
+        guard isCapturing, case .file(_, let pacing) = capture else { return }
+        switch pacing {
+        case .realTime:
+            if let due = nextFileFrameDue(), due <= now { takeFileFrame(at: now) }
+        case .asFastAsTaken:
+            if transportHasRoom { takeFileFrame(at: now) }
+        }
     }
 
     private var transportHasRoom: Bool {
@@ -356,8 +364,17 @@ public final class SessionDriver: @unchecked Sendable {
 
     // MARK: Carrying out actions
 
+    /// Carries out `actions` in order. Events that carrying one out reports back to the machine
+    /// (a text sent, playback drained) queue their actions after the rest, so a later
+    /// `scheduleTick` always wins over an earlier one, as the machine intends.
     private func apply(_ actions: [SessionAction]) {
-        for action in actions { perform(action) }
+        pendingActions.append(contentsOf: actions)
+        guard !applying else { return }
+        applying = true
+        while !pendingActions.isEmpty {
+            perform(pendingActions.removeFirst())
+        }
+        applying = false
         published.withLock { $0 = machine }
     }
 

@@ -116,6 +116,10 @@ public final class JSONLinesTransport: SessionTransport {
 
     public var events: AsyncStream<TransportEvent> { link.incoming.stream }
 
+    public func receive(_ handler: @escaping @Sendable (TransportEvent) -> Void) {
+        link.incoming.setHandler(handler)
+    }
+
     /// Bytes of messages queued by ``send(_:)`` and not yet written (line endings not counted).
     /// Once the transport has closed, the bytes that never reached the runtime.
     public var backlogBytes: Int { link.state.withLock { $0.backlogBytes } }

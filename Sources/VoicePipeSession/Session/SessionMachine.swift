@@ -45,6 +45,8 @@ public struct SessionMachine: Sendable {
     private var replying: Int?
     /// When playback ran out of reply audio (while speaking).
     private var drainedAt: SessionInstant?
+    /// An assistant transcript came while speaking: the next reply audio starts the next reply.
+    private var nextReplyAnnounced = false
     /// This side closed the transport: its closing event is expected.
     private var expectingClose = false
     /// Samples of the last captured frame handed out to send, until its outcome is known.
@@ -631,6 +633,7 @@ public struct SessionMachine: Sendable {
         awaitingReply.removeAll()
         replying = nil
         drainedAt = nil
+        nextReplyAnnounced = false
         unconfirmedFrameSamples = nil
         dropStreakStart = nil
     }
@@ -703,6 +706,7 @@ public struct SessionMachine: Sendable {
         switch role {
         case .assistant:
             noteReplyEvent(at: now)
+            if case .speaking = current, !awaitingReply.isEmpty { nextReplyAnnounced = true }
         case .user where isFinal:
             if openTurn == nil, awaitingReply.isEmpty, case .ready = current {
                 // The runtime heard a turn the gate did not (server-side voice detection).
@@ -720,19 +724,26 @@ public struct SessionMachine: Sendable {
         counters.replySamples += chunk.samples.count
         counters.replyAudio += .samples(chunk.samples.count, at: chunk.sampleRate)
         if case .speaking = current {
-            // More of the reply that is playing.
+            // More of the reply that is playing, or, after an assistant transcript, the next
+            // turn's reply queued right behind it.
+            if nextReplyAnnounced, !awaitingReply.isEmpty { startReply(at: now, &actions) }
         } else {
             noteReplyEvent(at: now)
-            if replying == nil, !awaitingReply.isEmpty {
-                let turn = awaitingReply.removeFirst()
-                turns[turn].firstReplyAudioAt = now
-                replying = turn
-                actions.append(.note(.turnAnswered(turns[turn])))
-            }
+            if replying == nil, !awaitingReply.isEmpty { startReply(at: now, &actions) }
             transition(to: .speaking, &actions)
         }
+        nextReplyAnnounced = false
         drainedAt = nil
         actions.append(.playReply(chunk))
+    }
+
+    /// The oldest turn waiting for its reply gets it now: its latency is known.
+    private mutating func startReply(at now: SessionInstant, _ actions: inout [SessionAction]) {
+        let turn = awaitingReply.removeFirst()
+        if turns[turn].firstReplyEventAt == nil { turns[turn].firstReplyEventAt = now }
+        turns[turn].firstReplyAudioAt = now
+        replying = turn
+        actions.append(.note(.turnAnswered(turns[turn])))
     }
 
     private mutating func receivedInterruption(at now: SessionInstant, _ actions: inout [SessionAction]) {

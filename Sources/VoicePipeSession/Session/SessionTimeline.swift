@@ -180,11 +180,35 @@ public enum MarkdownTable {
                 table.append(trimmed)
             } else {
                 flush()
-                if !line.isEmpty { output.append(line) }
+                if !line.isEmpty { output.append(plain(line)) }
             }
         }
         flush()
         return output
+    }
+
+    /// A line of Markdown without its strong-emphasis and code marks, escapes undone:
+    /// "**Dana** said `hi` \\*" → "Dana said hi *".
+    static func plain(_ line: String) -> String {
+        let characters = Array(line)
+        var result = ""
+        var index = 0
+        while index < characters.count {
+            let character = characters[index]
+            let next = index + 1 < characters.count ? characters[index + 1] : nil
+            if character == "\\", let next {
+                result.append(next)
+                index += 2
+            } else if character == "*", next == "*" {
+                index += 2
+            } else if character == "`" {
+                index += 1
+            } else {
+                result.append(character)
+                index += 1
+            }
+        }
+        return result
     }
 }
 

@@ -1,0 +1,110 @@
+import Foundation
+import VoicePipeClient
+import VoicePipeCore
+import VoicePipeIO
+import VoicePipeSession
+
+/// `voicepipe session`: a whole voice session, from a file or a microphone to a reply file or a speaker.
+struct SessionCommand: Command {
+    static let name = "session"
+    static let abstract = "Run a voice session: speech from a file or microphone through a runtime, the reply to a file or speaker."
+    static let options: [Arguments.Option] = [
+        Arguments.Option(name: "text", valueName: "text", help: "Type this as a turn (repeatable; queued while connecting, sent in order).", repeatable: true),
+        Arguments.Option(name: "out", valueName: "file.wav", help: "Write the reply audio here as 24 kHz Float32 WAV (AIFF by extension; '-' is standard output)."),
+        Arguments.Option(name: "log", valueName: "file.jsonl", help: "Write every message both ways, timed, as JSON Lines (audio summarised, not copied)."),
+        Arguments.Option(name: "runtime-command", valueName: "cmd", help: "Start this shell command as the runtime and speak JSON Lines on its standard input and output."),
+        Arguments.Option(name: "mic", valueName: "device", help: "Capture live from this ALSA device instead of a file (see 'voicepipe devices')."),
+        Arguments.Option(name: "speaker", valueName: "device", help: "Play the reply on this ALSA device as it arrives."),
+        Arguments.Option(name: "context", valueName: "key=value", help: "Add to the session.start context (repeatable); persona and vehicle name the session.", repeatable: true),
+        Arguments.Option(name: "session-id", valueName: "id", help: "The session id sent in session.start (default: a fresh random one)."),
+        Arguments.Option(name: "reply-timeout", valueName: "seconds", help: "Longest wait from the end of a turn to the reply (default 15)."),
+        Arguments.Option(name: "long-running-tool", valueName: "name", help: "A tool that may take long: a turn that calls it gets 90 s (repeatable).", repeatable: true),
+        Arguments.Option(name: "embedded-fault", valueName: "fault", help: "Make the embedded runtime misbehave, for testing: fail, silent or stall."),
+        InputFile.rawOption,
+    ] + CaptureArguments.options
+    static let flags: [Arguments.Flag] = [
+        Arguments.Flag(name: "fast", help: "Send the input file as fast as the runtime takes it instead of at real-time pace."),
+        Arguments.Flag(name: "stdio", help: "Speak JSON Lines on standard input and output to whatever is connected there (the timeline goes to stderr)."),
+        SummaryOptions.quietFlag,
+    ]
+    static var help: String {
+        Arguments.help(
+            usage: "voicepipe session [<input>] [--text <text>]... [--out <file.wav>] [--log <file.jsonl>] [--fast] [--stdio | --runtime-command <cmd>] [--mic <device>] [--speaker <device>] [--context <key=value>]...",
+            abstract: abstract,
+            discussion: """
+            The input file (any format 'convert' reads; '-' is standard input) goes through the capture path
+            at real-time pace, 16 kHz mono frames sent as audio.chunk messages; --text turns are typed
+            while connecting, as a user typing early. The runtime is the embedded one unless --stdio or
+            --runtime-command is given: it answers each turn with its transcript, an audio_stats tool call,
+            a table of the turn's levels and, as the reply, your own audio of the turn at 24 kHz (a typed
+            turn gets a short tone). When the input has ended and the last reply has played, the session
+            sends session.end and waits up to 5 s for session.ended.
+
+            The timeline shows each state change, transcripts, tool calls (over-budget ones marked),
+            info cards as tables, escalation and keep-alives; the summary gives turns, audio both ways
+            and the turn latency (end of speech to first reply audio) per turn, median and 95th
+            percentile. Ctrl-C ends the session cleanly; a second Ctrl-C quits at once.
+            """,
+            examples: [
+                "voicepipe session Samples/Audio/speech-48k-stereo-f32.wav --out reply.wav",
+                "voicepipe session --text 'what is my tyre pressure?' --context persona=Dana --context 'vehicle=2022 Model Y'",
+                "voicepipe session take.wav --runtime-command 'python3 runtime.py' --log session.jsonl --fast",
+                "voicepipe session --mic default --speaker default",
+            ],
+            options: options, flags: flags)
+            + "\n  75  the runtime failed, or did not answer in time (EX_TEMPFAIL)"
+    }
+
+    let input: String?
+    let texts: [String]
+    let outputPath: String?
+    let logPath: String?
+    let transport: SessionRuntimeChoice
+    let microphone: String?
+    let speaker: String?
+    let configuration: SessionConfiguration
+    let fast: Bool
+    let quiet: Bool
+    let raw: RawPCMFormat?
+    let capture: CaptureArguments
+
+    init(arguments: Arguments) throws(CommandFailure) {
+        let positionals = arguments.positionals
+        guard positionals.count <= 1 else { throw .usage("give at most one input file, not \(positionals.count)", command: Self.name) }
+        input = positionals.first
+        texts = arguments.values("text")
+        outputPath = arguments.value("out")
+        logPath = arguments.value("log")
+        microphone = arguments.value("mic")
+        speaker = arguments.value("speaker")
+        fast = arguments.has("fast")
+        quiet = arguments.has("quiet")
+        raw = try InputFile.rawFormat(arguments.value("raw"), command: Self.name)
+        capture = try CaptureArguments(arguments, command: Self.name)
+        transport = try SessionRuntimeChoice(arguments, fast: fast, command: Self.name)
+        configuration = try SessionArguments.configuration(arguments, command: Self.name)
+        try SessionArguments.check(input: input, texts: texts, microphone: microphone, output: outputPath, speaker: speaker, log: logPath, transport: transport, fast: fast, command: Self.name)
+    }
+
+    func run() throws(CommandFailure) -> ExitCode {
+        var problems = [String]()
+        let source = try SessionArguments.captureSource(input: input, raw: raw, capture: capture, microphone: microphone, fast: fast, texts: texts, problems: &problems, command: Self.name)
+        let output = try SessionArguments.replyOutput(path: outputPath, speaker: speaker, texts: texts, problems: &problems, command: Self.name)
+        let printer = SessionPrinter(toStandardError: transport.usesStandardStreams || outputPath == "-", quiet: quiet)
+        let log = try SessionArguments.log(logPath)
+        let options = SessionDriverOptions(session: configuration, initialTexts: texts, audioUnavailable: problems.isEmpty ? nil : problems.joined(separator: "; "))
+        let driver = SessionDriver(options: options, transport: transport.makeTransport(), capture: source, output: output.output) { event, instant in
+            printer.show(event, at: instant)
+            log?.record(event, at: instant)
+        }
+        (output.output as? DeviceReplyOutput)?.onDrained = { driver.playbackDrained() }
+        printer.header(configuration: configuration, runtime: transport.description, input: SessionArguments.describe(input: input, microphone: microphone, fast: fast), output: output.output.name, note: output.note)
+        let signals = StopSignals { driver.requestEnd() }
+        let report = driver.run()
+        withExtendedLifetime(signals) {}
+        log?.finish()
+        printer.summary(report)
+        if let failure = log?.failure { Console.warning(Self.name, "the session log is incomplete: \(failure.message)") }
+        return SessionArguments.exitCode(for: report)
+    }
+}

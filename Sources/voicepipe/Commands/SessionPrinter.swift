@@ -1,0 +1,64 @@
+import Foundation
+import VoicePipeClient
+import VoicePipeCore
+import VoicePipeSession
+
+/// Prints a session for a person: a header, the timeline as it happens, and the summary.
+/// Everything goes to stdout, or to stderr when stdout carries messages or audio.
+final class SessionPrinter {
+    private let toStandardError: Bool
+    private let quiet: Bool
+
+    init(toStandardError: Bool, quiet: Bool) {
+        self.toStandardError = toStandardError
+        self.quiet = quiet
+    }
+
+    /// What runs against what.
+    func header(configuration: SessionConfiguration, runtime: String, input: String, output: String, note: String?) {
+        let title = SessionMachine(configuration: configuration).sessionTitle.map { " — \($0)" } ?? ""
+        emit("session \(configuration.sessionId) with \(runtime)\(title)")
+        emit("input: \(input); reply audio: \(output)")
+        if let note { emit("note: \(note)") }
+    }
+
+    /// One driver event.
+    func show(_ event: SessionEvent, at instant: SessionInstant) {
+        switch event {
+        case .note(let note):
+            for line in SessionTimeline.lines(for: note, at: instant) { emit(line) }
+        case .refused(let error):
+            Console.error("voicepipe session: refused: \(error)")
+        case .playbackFailed(let error):
+            Console.warning(SessionCommand.name, "reply audio: \(error.message)")
+        case .captureProblem(let problem):
+            Console.warning(SessionCommand.name, problem)
+        case .sent, .frameSent, .received, .malformed, .transport:
+            break
+        }
+    }
+
+    /// The summary, and the reason on stderr when the session failed.
+    func summary(_ report: SessionReport) {
+        if case .error(let failure) = report.machine.state {
+            Console.error("voicepipe session: \(failure)")
+        }
+        guard !quiet else { return }
+        emit("")
+        for line in SessionTimeline.summary(of: report.machine, duration: report.finishedAt - report.startedAt) { emit(line) }
+        let seconds = Duration.seconds(Double(report.outputFrames) / report.outputSampleRate)
+        emit("reply audio: \(SessionTimeline.seconds(seconds)) to \(report.outputName)")
+        if report.captureFramesDropped > 0 { emit("microphone frames dropped (the session fell behind): \(report.captureFramesDropped)") }
+        if case .truncated = report.captureEnding { emit("the input file ended early (truncated); everything in it was sent") }
+    }
+
+    private func emit(_ line: String) {
+        guard !quiet else { return }
+        if toStandardError {
+            Console.error(line)
+        } else {
+            // Unbuffered, so each line shows as it happens even when stdout is a pipe.
+            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        }
+    }
+}
