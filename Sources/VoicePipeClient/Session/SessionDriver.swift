@@ -261,7 +261,11 @@ public final class SessionDriver: @unchecked Sendable {
         case .realTime:
             if let due = nextFileFrameDue(), due <= now { takeFileFrame(at: now) }
         case .asFastAsTaken:
-            if transportHasRoom { takeFileFrame(at: now) }
+            if transportHasRoom {
+                takeFileFrame(at: now)
+            } else {
+                apply(machine.audioWaiting(at: now))
+            }
         }
     }
 
@@ -390,6 +394,9 @@ public final class SessionDriver: @unchecked Sendable {
                 try transport.send(WireCodec.encode(message))
                 report(.sent(message), at: now)
             } catch {
+                // A transport that has closed reports how with its closing event, which comes
+                // after every message the runtime sent before it: the machine hears of it then.
+                if case .closed = error { return }
                 apply(machine.sendFailed(message.type, reason: error.description, at: now))
             }
         case .sendText(let text):

@@ -63,6 +63,8 @@ public enum SessionNote: Sendable, Hashable {
     case ending(why: String)
     /// Captured audio could not be sent (the transport's backlog is full): this many frames so far.
     case audioDropped(totalFrames: Int)
+    /// Captured audio waits: the runtime is not taking it as fast as the input is read.
+    case audioWaiting
     /// Audio is unavailable, and why: the session runs as a text conversation.
     case audioUnavailable(String)
 }

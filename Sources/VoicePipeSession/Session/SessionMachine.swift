@@ -228,6 +228,15 @@ public struct SessionMachine: Sendable {
         return finish(&actions, at: now)
     }
 
+    /// Captured audio is waiting because the transport has no room (a file sent as fast as the
+    /// runtime takes it): nothing is dropped, but a runtime that takes nothing for the stall
+    /// limit is `error(runtime stalled)`, as when audio has to be dropped.
+    public mutating func audioWaiting(at now: SessionInstant) -> [SessionAction] {
+        var actions = [SessionAction]()
+        if isLive { recordStall(at: now, dropped: false, &actions) }
+        return finish(&actions, at: now)
+    }
+
     /// The input ended (the file ran out; the user has nothing more to say): an open turn ends, and
     /// once the last reply has played (or its wait runs out) `session.end` goes out by itself.
     public mutating func inputEnded(at now: SessionInstant) -> [SessionAction] {
@@ -666,10 +675,16 @@ public struct SessionMachine: Sendable {
 
     private mutating func recordDrop(at now: SessionInstant, _ actions: inout [SessionAction]) {
         counters.framesDropped += 1
+        recordStall(at: now, dropped: true, &actions)
+    }
+
+    /// Audio could not go out (dropped, or waiting): from the first such instant of a run, the
+    /// stall limit counts down.
+    private mutating func recordStall(at now: SessionInstant, dropped: Bool, _ actions: inout [SessionAction]) {
         let start = dropStreakStart ?? now
         if dropStreakStart == nil {
             dropStreakStart = now
-            actions.append(.note(.audioDropped(totalFrames: counters.framesDropped)))
+            actions.append(.note(dropped ? .audioDropped(totalFrames: counters.framesDropped) : .audioWaiting))
         }
         if isLive, now - start >= configuration.stallLimit {
             fail(.runtimeStalled(now - start), closing: true, at: now, &actions)

@@ -57,6 +57,8 @@ public enum SessionTimeline {
             body = ["ending: \(why)"]
         case .audioDropped(let total):
             body = ["the runtime is not taking audio as fast as it is captured: \(total) frame\(total == 1 ? "" : "s") dropped so far"]
+        case .audioWaiting:
+            body = ["the runtime is not taking audio as fast as the input is read: waiting"]
         case .audioUnavailable(let reason):
             body = ["audio unavailable: \(reason); text only"]
         }

@@ -1,0 +1,202 @@
+import Foundation
+import Testing
+import VoicePipeCore
+import VoicePipeIO
+import VoicePipeTestSupport
+
+/// `voicepipe session` run as an integrator runs it: a bundled sample through the embedded
+/// runtime, typed turns, a scripted runtime on a pipe, and every way it can fail.
+struct SessionCommandTests {
+    @Test(arguments: ["speech-48k-stereo-f32.wav", "speech-8k-mono-s16.wav"])
+    func theReplyIsTheInputResampledTo24kHz(name: String) throws {
+        let directory = try TemporaryDirectory()
+        let reply = directory.path("reply.wav")
+        let captured = directory.path("captured.wav")
+        let result = try CommandRunner.run(["session", CommandRunner.sample(name), "--fast", "--out", reply, "--session-id", "s-test"])
+        #expect(result.status == 0, "\(result)")
+        #expect(try CommandRunner.run(["convert", CommandRunner.sample(name), captured]).status == 0)
+
+        // What the runtime heard: the input through the capture path. Its reply is that at 24 kHz.
+        let (_, heard) = try AudioFiles.read(captured, as: Int16.self)
+        let (format, played) = try AudioFiles.read(reply, as: Float.self)
+        #expect(format.sampleRate == 24_000 && format.channelCount == 1 && format.sampleType == .float32)
+        #expect(played.count == Int((Double(heard.count) * 1.5).rounded()))
+
+        // An independent resampling of the same audio (libsamplerate's best) agrees within the
+        // resamplers' tolerance: the difference is more than 40 dB below the reply.
+        let reference = try ResamplerHarness.stream(LibsamplerateResampler(inputRate: 16_000, outputRate: 24_000, quality: .sincBest), heard.map { Float($0) / 32_768 }, chunkSizes: [4_096])
+        let count = min(reference.count, played.count)
+        let signal = zip(played.prefix(count), reference.prefix(count)).map { Double($0.0) * Double($0.0) }.reduce(0, +)
+        let error = zip(played.prefix(count), reference.prefix(count)).map { Double($0.0 - $0.1) * Double($0.0 - $0.1) }.reduce(0, +)
+        let errorDB = 10 * log10(error / signal)
+        #expect(errorDB < -40, "difference \(errorDB) dB")
+
+        #expect(result.stdout.contains("session s-test ended cleanly"))
+        #expect(result.stdout.contains("turns: 1 (1 spoken, 0 typed)"))
+        #expect(result.stdout.contains("user: "))
+        #expect(result.stdout.contains("| turn | audio"))
+        #expect(result.stdout.contains("turn latency median"))
+        #expect(result.stdout.contains("reply audio: \(Self.seconds(played.count)) to '\(reply)'"))
+    }
+
+    @Test func typedTurnsAreAnsweredInOrderAndTheStateLineNamesTheSession() throws {
+        let directory = try TemporaryDirectory()
+        let reply = directory.path("reply.wav")
+        let result = try CommandRunner.run(["session", "--text", "first", "--text", "second", "--out", reply,
+                                            "--context", "persona=Dana", "--context", "vehicle=2022 Model Y"])
+        #expect(result.status == 0, "\(result)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasSuffix("with the embedded runtime — Dana · 2022 Model Y") == true)
+        let typed = lines.filter { $0.contains("typed (pending until connected)") }
+        #expect(typed.count == 2)
+        let users = lines.filter { $0.contains("user: ") }.map { $0.components(separatedBy: "user: ")[1] }
+        #expect(users == ["first", "second"])
+        #expect(result.stdout.contains("turns: 2 (0 spoken, 2 typed)"))
+        #expect(result.stdout.contains("turn latency: turn 1 "))
+        #expect(result.stdout.contains(", turn 2 "))
+        // Each typed turn is answered with 450 ms of tones: 2 × 10 800 samples at 24 kHz.
+        let (_, played) = try AudioFiles.read(reply, as: Float.self)
+        #expect(played.count == 21_600)
+    }
+
+    @Test func theLogHoldsEveryMessageBothWaysWithAudioSummarised() throws {
+        let directory = try TemporaryDirectory()
+        let log = directory.path("session.jsonl")
+        let result = try CommandRunner.run(["session", CommandRunner.sample("speech-8k-mono-s16.wav"), "--fast", "--log", log, "--session-id", "s-log", "--quiet"])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.isEmpty)
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        #expect(lines.first == #"{"at":0,"transport":"opened"}"# || lines.first?.hasPrefix(#"{"at":0.00"#) == true)
+        #expect(lines.contains { $0.contains(#""direction":"sent","message":{"type":"session.start","sessionId":"s-log","context":{}}"#) })
+        let sentAudio = lines.filter { $0.contains(#""direction":"sent","message":{"type":"audio.chunk","sampleRate":16000,"samples":"#) }
+        // 2.787 s at 16 kHz is 44 592 samples: 87 frames of 512 and one of 48.
+        #expect(sentAudio.count == 88)
+        #expect(!lines.contains { $0.contains(#""data":"#) })
+        #expect(lines.contains { $0.contains(#""direction":"received","message":{"type":"audio.chunk","sampleRate":24000,"samples":480,"peakDBFS":"#) })
+        #expect(lines.contains { $0.contains(#""direction":"received","message":{"type":"session.ended","reason":"the client ended the session"}"#) })
+    }
+
+    @Test(arguments: [
+        ("fail", "the runtime reported an error: the embedded runtime failed on purpose (test switch) (code embedded.fail)"),
+        // Typed text is all the input: its reply's wait running out ends the session in order,
+        // and the silent runtime never confirms that end.
+        ("silent", "the runtime did not confirm the end of the session within 5.000 s"),
+    ])
+    func aRuntimeThatFailsOrTimesOutExits75WithTheReason(fault: String, reason: String) throws {
+        let result = try CommandRunner.run(["session", "--text", "hello", "--embedded-fault", fault, "--reply-timeout", "2", "--quiet"])
+        #expect(result.status == 75, "\(result)")
+        #expect(result.stderr.contains("voicepipe session: \(reason)"), "\(result)")
+    }
+
+    @Test func aRuntimeThatStopsReadingIsReportedNotAllowedToGrowMemory() throws {
+        // The stalled runtime never reads: the file's audio fills the backlog, and five seconds
+        // of audio that cannot be sent end the session.
+        let directory = try TemporaryDirectory()
+        let long = try directory.file("long.wav", Array(WAVBytes.pcm16(rate: 16_000, channels: 1, samples: Signals.int16(Signals.sine(frequency: 300, amplitude: 0.5, sampleRate: 16_000, frames: 16_000 * 400)))))
+        let result = try CommandRunner.run(["session", long, "--fast", "--embedded-fault", "stall"])
+        #expect(result.status == 75, "\(result)")
+        #expect(result.stderr.contains("the runtime stopped taking audio"), "\(result)")
+        #expect(result.stdout.contains("the runtime is not taking audio as fast as the input is read: waiting"))
+    }
+
+    @Test func aScriptedRuntimeOnAPipeReceivesExactlyTheseBytes() throws {
+        let directory = try TemporaryDirectory()
+        let received = directory.path("received.jsonl")
+        let script = try directory.file("runtime.py", Array("""
+        import sys
+        out = open(sys.argv[1], "wb")
+        for line in sys.stdin.buffer:
+            out.write(line); out.flush()
+            if b'"type":"text.input"' in line:
+                sys.stdout.write('{"type":"transcript","role":"assistant","text":"ok","final":true}\\n')
+                sys.stdout.write('{"type":"audio.chunk","data":"AAABAA==","sampleRate":24000}\\n')
+                sys.stdout.flush()
+            if b'"type":"session.end"' in line:
+                sys.stdout.write('{"type":"session.ended","reason":"bye"}\\n'); sys.stdout.flush()
+        """.utf8))
+        let result = try CommandRunner.run(["session", "--text", "hi \"there\"", "--text", "ünïcode", "--session-id", "s-pipe",
+                                            "--context", "persona=Dana", "--runtime-command", "python3 \(script) \(received)", "--quiet"])
+        #expect(result.status == 0, "\(result)")
+        let bytes = try String(contentsOfFile: received, encoding: .utf8)
+        #expect(bytes == """
+        {"type":"session.start","sessionId":"s-pipe","context":{"persona":"Dana"}}
+        {"type":"text.input","text":"hi \\"there\\""}
+        {"type":"text.input","text":"ünïcode"}
+        {"type":"session.end"}
+
+        """)
+    }
+
+    @Test func theStdioRuntimeSpeaksOnStandardInputAndOutput() throws {
+        // A runtime connected to the client's standard input and output through a FIFO.
+        let directory = try TemporaryDirectory()
+        let fifo = directory.path("to-client")
+        let received = directory.path("received.jsonl")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let script = try directory.file("runtime.py", Array("""
+        import sys
+        seen = open(sys.argv[1], "w")
+        for line in sys.stdin:
+            seen.write(line); seen.flush()
+            if '"type":"text.input"' in line:
+                print('{"type":"transcript","role":"assistant","text":"hello","final":true}', flush=True)
+                print('{"type":"audio.chunk","data":"AAABAA==","sampleRate":24000}', flush=True)
+            if '"type":"session.end"' in line:
+                print('{"type":"session.ended","reason":"done"}', flush=True)
+                break
+        """.utf8))
+        let line = "python3 \(script) \(received) < \(fifo) | \(CommandRunner.binary.path) session --text hi --stdio --session-id s-io > \(fifo)"
+        let result = try CommandRunner.run(["-c", line], executable: URL(fileURLWithPath: "/bin/sh"))
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderr.contains("assistant: hello"), "\(result)")
+        #expect(result.stderr.contains("session s-io ended cleanly"), "\(result)")
+        let sent = try String(contentsOfFile: received, encoding: .utf8)
+        #expect(sent == """
+        {"type":"session.start","sessionId":"s-io","context":{}}
+        {"type":"text.input","text":"hi"}
+        {"type":"session.end"}
+
+        """)
+    }
+
+    @Test(arguments: [
+        (["session"], "say what to send: an input file, '--mic <device>' or '--text <text>'"),
+        (["session", "a.wav", "--mic", "default"], "give an input file or '--mic', not both"),
+        (["session", "--text", "x", "--stdio", "--runtime-command", "cat"], "'--stdio' and '--runtime-command' cannot be combined"),
+        (["session", "--text", "x", "--fast"], "'--fast' applies to an input file"),
+        (["session", "--text", "x", "--out", "reply.flac"], "reply audio is Float32, which FLAC cannot hold"),
+        (["session", "--text", "x", "--context", "novalue"], "'--context' takes key=value, not 'novalue'"),
+        (["session", "--text", "x", "--embedded-fault", "explode"], "'--embedded-fault' must be one of fail, silent, stall"),
+        (["session", "--text", "x", "--stdio", "--out", "-"], "with '--stdio', standard output carries messages"),
+    ])
+    func usageErrorsExit64BeforeAnythingRuns(arguments: [String], message: String) throws {
+        let result = try CommandRunner.run(arguments)
+        #expect(result.status == 64, "\(result)")
+        #expect(result.stderr.contains(message), "\(result)")
+    }
+
+    @Test func aMissingInputExits66AndAMicrophoneThatIsNotThereExits69() throws {
+        let missing = try CommandRunner.run(["session", "/nonexistent/take.wav"])
+        #expect(missing.status == 66, "\(missing)")
+        let noDevice = try CommandRunner.run(["session", "--mic", "hw:97,0"])
+        #expect(noDevice.status == 69, "\(noDevice)")
+        #expect(noDevice.stderr.contains("audio capture on 'hw:97,0' is unavailable"), "\(noDevice)")
+    }
+
+    @Test func withTypedTextAnUnavailableMicrophoneLeavesATextSession() throws {
+        let result = try CommandRunner.run(["session", "--mic", "hw:97,0", "--text", "hello"])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains("audio unavailable: audio capture on 'hw:97,0' is unavailable"), "\(result)")
+        #expect(result.stdout.contains("user: hello"))
+    }
+
+    @Test func aRuntimeCommandThatCannotStartIsAClearFailure() throws {
+        let result = try CommandRunner.run(["session", "--text", "x", "--runtime-command", "voicepipe-no-such-runtime"])
+        #expect(result.status == 75, "\(result)")
+        #expect(result.stderr.contains("could not start the runtime 'voicepipe-no-such-runtime': command not found"), "\(result)")
+    }
+
+    static func seconds(_ frames: Int) -> String {
+        String(format: "%.3f s", Double(frames) / 24_000)
+    }
+}
