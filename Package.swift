@@ -47,6 +47,11 @@ let package = Package(
         // VoicePipeCore alone, and a test checks that it needs none of the system audio libraries.
         .executableTarget(name: "sample-convert-file", dependencies: ["VoicePipeCore", "VoicePipeIO"], path: "Samples/ConvertFile"),
         .executableTarget(name: "sample-capture-tone", dependencies: ["VoicePipeCore"], path: "Samples/CaptureTone"),
+        // A session with a WAV file and the embedded runtime; runtime messages decoded into the
+        // Float32 buffers a player takes; and, as a tester would write it, the playback format pinned.
+        .executableTarget(name: "sample-session-file", dependencies: ["VoicePipeCore", "VoicePipeIO", "VoicePipeSession", "VoicePipeClient"], path: "Samples/SessionFile"),
+        .executableTarget(name: "sample-decode-reply", dependencies: ["VoicePipeCore", "VoicePipeSession", "VoicePipeClient"], path: "Samples/DecodeReply"),
+        .testTarget(name: "PlaybackFormatTests", dependencies: ["VoicePipeCore", "VoicePipeSession"], path: "Samples/PlaybackFormatTests"),
 
         // Counts heap allocations per thread by interposing malloc, so only test targets link it
         // (no product offers it); the benchmark package builds the same C file through a link in
@@ -65,6 +70,6 @@ let package = Package(
         .testTarget(name: "VoicePipeClientTests", dependencies: ["VoicePipeClient", "VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport"]),
         // Runs the built `voicepipe` binary; depending on the executable makes `swift test` build it.
         // CSndFile names the formats of the libsndfile-written fixtures.
-        .testTarget(name: "VoicePipeCLITests", dependencies: ["voicepipe", "sample-capture-tone", "sample-convert-file", "VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport", "CSndFile"]),
+        .testTarget(name: "VoicePipeCLITests", dependencies: ["voicepipe", "sample-capture-tone", "sample-convert-file", "sample-session-file", "sample-decode-reply", "VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport", "CSndFile"]),
     ]
 )
