@@ -10,8 +10,9 @@ struct DocumentationTests {
         try String(contentsOf: CommandRunner.packageRoot.appendingPathComponent(relativePath), encoding: .utf8)
     }
 
-    @Test func theREADMEsLibraryExampleIsTheSampleProgramWhole() throws {
-        let sample = try Self.text("Samples/ConvertFile/main.swift")
+    @Test(arguments: ["Samples/ConvertFile/main.swift", "Samples/SessionFile/main.swift"])
+    func theREADMEsLibraryExamplesAreTheSamplePrograms(path: String) throws {
+        let sample = try Self.text(path)
         #expect(try Self.text("README.md").contains("```swift\n" + sample + "```"))
     }
 
@@ -29,6 +30,7 @@ struct DocumentationTests {
 
     @Test func theQuickStartWritesWhereGitIgnores() throws {
         let readme = try Self.text("README.md")
+        #expect(readme.contains("scripts/bootstrap && swift run -c release voicepipe session Samples/Audio/speech-48k-stereo-f32.wav --out .build/reply.wav"))
         #expect(readme.contains("voicepipe convert Samples/Audio/speech-48k-stereo-f32.wav .build/speech-16k.wav"))
         #expect(try Self.text(".gitignore").split(separator: "\n").contains(".build/"))
     }
