@@ -25,10 +25,10 @@ final class ClientRecorder: Sendable {
 
     private let state = Mutex(State())
 
+    /// Records through the transport's handler, on the sending thread: recording never waits for
+    /// a Swift concurrency thread, however busy the test run keeps them.
     init(_ transport: InMemoryTransport) {
-        Task.detached { [self] in
-            for await event in transport.events { record(event) }
-        }
+        transport.receive { [self] event in record(event) }
     }
 
     /// Everything received so far.
@@ -140,6 +140,7 @@ struct EmbeddedRuntimeTests {
         // come without the clock moving.
         try await Self.sendAll(F.chunks(F.toneBurst()).map { .audioChunk(AudioChunk(sampleRate: 16_000, samples: $0)) }, to: client)
         let answered = await recorder.waitForMessages(8)
+        try #require(answered.count >= 8)
         #expect(Self.json(answered[1...6]) == F.burstTurnMessages)
         var reply: [Int16] = []
         if case .audioChunk(let chunk) = answered[7] { reply += chunk.samples }
@@ -183,6 +184,7 @@ struct EmbeddedRuntimeTests {
         #expect(recorder.events.messages.count + client.unreadEventCount == 2)
         clock.advance(by: .milliseconds(1))
         let answered = await recorder.waitForMessages(2 + 7)
+        try #require(answered.count >= 3)
         #expect(answered[2] == .transcript(role: .user, text: "1.4 s of speech, peak −6.0 dBFS", isFinal: true))
 
         client.close()
@@ -203,7 +205,7 @@ struct EmbeddedRuntimeTests {
         let messages = events?.messages ?? []
         let withoutToolTime = { (text: String) in text.replacing(#/"durationMs":[0-9.e-]+/#, with: "") }
         let texts = Self.json(messages.filter { if case .audioChunk = $0 { false } else { true } })
-        #expect(texts.count == 14, "the greeting, two turns of six, session.ended")
+        try #require(texts.count == 14, "the greeting, two turns of six, session.ended")
         #expect(texts.first == F.greeting)
         #expect(texts[1...6].map(withoutToolTime) == F.burstTurnMessages.map(withoutToolTime))
         #expect(texts[7] == #"{"type":"transcript","role":"user","text":"and a typed one","final":true}"#)

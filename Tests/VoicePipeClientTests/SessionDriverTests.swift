@@ -116,6 +116,73 @@ struct SessionDriverTests {
     }
 }
 
+extension SessionDriverTests {
+    @Test func anInterruptionCutsTheReplyFileWithinOneBuffer() throws {
+        let directory = NSTemporaryDirectory() + "voicepipe-cut-\(UUID().uuidString).wav"
+        defer { unlink(directory) }
+        let output = try FileReplyOutput(path: directory)
+        let running = Running(options: Self.options(texts: ["hello"]), output: output)
+        #expect(running.waitForMessages(2))
+        // Ten 20 ms chunks of reply (4 800 frames), then the runtime hears the user.
+        let chunk = AudioChunk(sampleRate: 24_000, samples: [Int16](repeating: 8_192, count: 480))
+        try running.send(.transcript(role: .assistant, text: "a long answer", isFinal: true))
+        for _ in 0..<10 { try running.send(.audioChunk(chunk)) }
+        try running.send(.interruption)
+        #expect(waitUntil { running.driver.snapshot.counters.interruptions == 1 })
+        // What a player had not heard yet (the 60 ms pre-roll) is gone; what was playing fades
+        // out within 5 ms: 4 800 − 1 440 + 120 frames reach the file, not one buffer more.
+        #expect(output.framesPlayed == 4_800 - 1_440 + 120)
+        #expect(running.driver.snapshot.state == .talking)
+        _ = try running.finish()
+        let (_, samples) = try AudioFiles.read(directory, as: Float.self)
+        #expect(samples.count == 3_480)
+        // The fade ends at silence: the last frame written is (within rounding) zero.
+        #expect(abs(samples.last ?? 1) < 1e-3)
+    }
+
+    @Test func aDeviceThatReports0HzLeavesATextSessionThatSaysWhy() throws {
+        let hardware = FakeAudioDevice(name: "usb-mic", format: AudioFormat(sampleRate: 0, channelCount: 1, sampleType: .int16))
+        var reason: String?
+        do {
+            _ = try CaptureDevice(hardware)
+        } catch {
+            reason = error.message
+        }
+        let why = try #require(reason)
+        #expect(hardware.tapInstallations == 0)
+        var options = Self.options(texts: ["is my battery ok?"])
+        options.audioUnavailable = why
+        options.session.context = ["persona": .string("Dana"), "vehicle": .string("2022 Model Y")]
+        let running = Running(options: options)
+        #expect(running.waitForMessages(2))
+        #expect(running.received == [.sessionStart(sessionId: "s-1", context: ["persona": .string("Dana"), "vehicle": .string("2022 Model Y")]), .textInput(text: "is my battery ok?")])
+        let line = running.driver.snapshot.stateLine
+        #expect(line == "Thinking — Dana · 2022 Model Y — audio unavailable: \(why); text only")
+        #expect(why.contains("0 Hz"))
+        _ = try running.finish()
+    }
+}
+
+/// The voice gate's defaults on the bundled speech: each sample is one turn, opened near the
+/// first word and closed only by the end of the input.
+struct VoiceGateOnSamplesTests {
+    @Test(arguments: ["speech-48k-stereo-f32.wav", "speech-44k1-stereo-s16.wav", "speech-8k-mono-s16.wav", "speech-22k05-mono-s16.wav"])
+    func eachBundledSampleIsOneTurn(name: String) throws {
+        let reader = try AudioFileReader(path: CommandRunner.sample(name))
+        var gate = VoiceGate()
+        var changes = [VoiceGate.Change]()
+        _ = try CaptureConverter(input: reader.format).convert(reader) { frame in
+            if let change = gate.process(frame.level, duration: .samples(frame.samples.count, at: 16_000)) { changes.append(change) }
+        }
+        #expect(changes.count == 1, "\(changes)")
+        guard case .opened(let start) = changes.first else { return }
+        // The files start with 100 ms of digital silence; speech follows at once.
+        #expect(start >= .milliseconds(96) && start <= .milliseconds(200), "\(start)")
+        #expect(gate.isOpen)
+        #expect(gate.turnPeakDBFS > -9 && gate.turnPeakDBFS < -2)
+    }
+}
+
 /// A 16-bit mono WAV in the temporary directory.
 enum TemporaryWAV {
     static func write(_ samples: [Int16], sampleRate: Int) throws -> String {
