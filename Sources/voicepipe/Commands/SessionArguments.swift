@@ -69,7 +69,8 @@ enum SessionArguments {
             }
             context[String(pair[..<equals])] = .string(String(pair[pair.index(after: equals)...]))
         }
-        let sessionId = arguments.value("session-id") ?? "voicepipe-" + String(UInt32.random(in: .min ... .max), radix: 16)
+        let random = String(UInt32.random(in: .min ... .max), radix: 16)
+        let sessionId = arguments.value("session-id") ?? "voicepipe-" + String(repeating: "0", count: 8 - random.count) + random
         guard !sessionId.isEmpty else { throw .usage("'--session-id' cannot be empty", command: command) }
         var configuration = SessionConfiguration(sessionId: sessionId, context: context, longRunningTools: Set(arguments.values("long-running-tool")))
         if let seconds = try arguments.decimal("reply-timeout", in: 0.1...3_600, command: command) {
