@@ -115,6 +115,7 @@ struct SessionRuleTests {
     @Test func aToolListedAsLongRunningGivesTheTurnTheLongAllowance() {
         var script = SessionTransitionTests.thinking()
         let ended = script.machine.turns[0].endedAt ?? .origin
+        script.receive(.transcript(role: .user, text: "book it", isFinal: true), at: ended)
         script.receive(.toolCall(id: "t1", name: "commit_booking", input: .object([:])), at: ended + .seconds(1))
         script.run { $0.tick(at: ended + .seconds(15)) }
         #expect(script.machine.state == .error(.timeout(.reply, limit: .seconds(15))))
@@ -123,6 +124,7 @@ struct SessionRuleTests {
         listed.connectAndOpen()
         let spoken = listed.frames(SessionScript.voice, count: 5, from: .origin)
         let closed = listed.frames(SessionScript.room, count: 16, from: spoken)
+        listed.receive(.transcript(role: .user, text: "book it", isFinal: true), at: closed)
         listed.receive(.toolCall(id: "t1", name: "commit_booking", input: .object([:])), at: closed + .seconds(1))
         listed.run { $0.tick(at: closed + .seconds(89)) }
         #expect(listed.machine.state == .thinking)
@@ -138,6 +140,93 @@ struct SessionRuleTests {
         script.run { $0.tick(at: ended + .seconds(30)) }
         #expect(script.machine.state == .thinking)
         #expect(script.machine.turns[0].firstReplyEventAt == ended + .seconds(14))
+    }
+
+    @Test func aGateTurnTheRuntimeNeverTookIsDroppedWhileTheRuntimeTalksOn() {
+        var script = SessionTransitionTests.thinking()
+        let ended = script.machine.turns[0].endedAt ?? .origin
+        // The runtime is alive (a debug line) but never acknowledges the turn: a cough.
+        script.receive(.debug(message: "heartbeat"), at: ended + .seconds(1))
+        let actions = script.run { $0.tick(at: ended + .seconds(15)) }
+        #expect(script.machine.state == .ready)
+        #expect(script.machine.turns[0].ignoredByRuntime)
+        #expect(actions.contains { if case .note(.turnIgnored) = $0 { true } else { false } })
+    }
+
+    @Test func aCoughDuringALongReplyDoesNotEndTheSession() {
+        var script = SessionScript()
+        script.connectAndOpen()
+        let spoken = script.frames(SessionScript.voice, count: 10, from: .origin)
+        let closed = script.frames(SessionScript.room, count: 16, from: spoken)
+        script.receive(.transcript(role: .user, text: "tell me a story", isFinal: true), at: closed)
+        // A 30 s reply streams in; three loud frames (a cough) and their hang-over in the middle.
+        var instant = closed + .milliseconds(100)
+        for index in 0..<1_500 {
+            script.receive(.audioChunk(Self.reply), at: instant)
+            script.run { $0.playbackDrained(at: instant) }
+            if index == 500 { script.frames(SessionScript.voice, count: 3, from: instant) }
+            if index == 503 { script.frames(SessionScript.room, count: 16, from: instant) }
+            instant = instant + .milliseconds(20)
+            script.runTimers(until: instant)
+        }
+        #expect(script.machine.state == .speaking)
+        script.runTimers(until: instant + .seconds(20))
+        #expect(script.machine.state == .ready)
+        #expect(script.machine.turns.count == 2)
+        #expect(script.machine.latencies.count == 1)
+    }
+
+    @Test func speechThatGoesOnAfterTheRuntimeEndedTheTurnIsANewTurn() {
+        var script = SessionScript()
+        script.connectAndOpen()
+        let spoken = script.frames(SessionScript.voice, count: 10, from: .origin)
+        script.receive(.transcript(role: .user, text: "first part", isFinal: true), at: spoken)
+        #expect(script.machine.state == .thinking)
+        script.frames(SessionScript.voice, count: 3, from: spoken)
+        #expect(script.machine.state == .talking)
+        #expect(script.machine.turns.count == 2)
+    }
+
+    @Test func aFrameTheTransportRefusedDoesNotResetTheKeepAliveTimer() {
+        var script = SessionScript()
+        script.connectAndOpen()
+        script.run { $0.captured(SessionScript.room, sampleCount: 512, at: .seconds(30)) }
+        script.run { $0.audioNotSent(at: .seconds(30)) }
+        #expect(script.scheduled == .seconds(40))
+    }
+
+    @Test func theEndWaitIsBoundedAndAskingAgainStopsIt() {
+        var script = SessionScript()
+        script.connectAndOpen()
+        script.run { $0.end(at: .seconds(1)) }
+        // Debug lines do not keep the session waiting, and no keep-alive goes out while ending.
+        for second in 2...5 { script.receive(.debug(message: "still here"), at: .seconds(Double(second))) }
+        script.runTimers(until: .seconds(5.999))
+        #expect(script.machine.isEnding)
+        script.runTimers(until: .seconds(6))
+        #expect(script.machine.state == .error(.timeout(.sessionEnd, limit: .seconds(5))))
+        #expect(script.machine.counters.keepAlivesSent == 0)
+
+        // Reply audio that never stops is heard out for at most a minute.
+        var streaming = SessionScript()
+        streaming.connectAndOpen()
+        streaming.run { $0.end(at: .seconds(1)) }
+        var instant = SessionInstant.seconds(1)
+        while streaming.machine.isEnding, instant < .seconds(100) {
+            instant = instant + .seconds(1)
+            streaming.runTimers(until: instant)
+            if streaming.machine.isEnding { streaming.receive(.audioChunk(Self.reply), at: instant) }
+        }
+        #expect(streaming.machine.state == .error(.timeout(.sessionEnd, limit: .seconds(5))))
+        #expect(instant == .seconds(61))
+
+        // The user asking a second time stops waiting at once.
+        var impatient = SessionScript()
+        impatient.connectAndOpen()
+        impatient.run { $0.end(at: .seconds(1)) }
+        let actions = impatient.run { $0.end(at: .seconds(2)) }
+        #expect(actions.contains(.closeTransport))
+        #expect(impatient.machine.state == .disconnected)
     }
 
     // MARK: Interruption, escalation

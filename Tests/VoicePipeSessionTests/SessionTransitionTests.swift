@@ -259,8 +259,8 @@ struct SessionTransitionTests {
         var script = SessionScript()
         script.connectAndOpen()
         script.run { $0.end(at: .seconds(1)) }
-        // A message from the runtime restarts the wait: a reply still arriving is heard out.
-        script.receive(.transcript(role: .assistant, text: "goodbye", isFinal: true), at: .seconds(3))
+        // Reply audio restarts the wait: a reply still arriving is heard out.
+        script.receive(.audioChunk(Self.reply), at: .seconds(3))
         script.run { $0.tick(at: .seconds(6)) }
         #expect(script.machine.isEnding)
         script.run { $0.tick(at: .seconds(8)) }

@@ -40,6 +40,8 @@ public enum SessionNote: Sendable, Hashable {
     case turnEnded(TurnRecord)
     /// The first reply audio of a turn played: its latency is known.
     case turnAnswered(TurnRecord)
+    /// A voice turn the runtime never took as one got no reply: it is dropped.
+    case turnIgnored(TurnRecord)
     /// A transcript line settled (final).
     case transcript(TranscriptLine)
     /// A tool call or result arrived (the record as it stands).

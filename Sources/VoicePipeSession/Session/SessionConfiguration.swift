@@ -30,11 +30,14 @@ public struct SessionConfiguration: Sendable, Hashable {
     public var playbackGap: Duration
     /// Texts that can wait for a connection; one more is refused.
     public var pendingTextLimit: Int
-    /// After `session.end`, how long to wait for `session.ended` (counted from the last message
-    /// the runtime sent, so a reply still arriving is heard out).
+    /// After `session.end`, how long to wait for `session.ended`, counted from the later of
+    /// `session.end` and the last reply audio (so a reply still arriving is heard out).
     public var endTimeout: Duration
     /// Captured audio that cannot be sent for this long (the runtime stopped reading) is an error.
     public var stallLimit: Duration
+    /// The longest the session waits for `session.ended` after `session.end`, however long reply
+    /// audio keeps coming (and past the allowance, for the last reply once the input has ended).
+    public var maximumEndWait: Duration
 
     public init(
         sessionId: String,
@@ -51,7 +54,8 @@ public struct SessionConfiguration: Sendable, Hashable {
         playbackGap: Duration = .milliseconds(300),
         pendingTextLimit: Int = 32,
         endTimeout: Duration = .seconds(5),
-        stallLimit: Duration = .seconds(5)
+        stallLimit: Duration = .seconds(5),
+        maximumEndWait: Duration = .seconds(60)
     ) {
         self.sessionId = sessionId
         self.context = context
@@ -68,5 +72,6 @@ public struct SessionConfiguration: Sendable, Hashable {
         self.pendingTextLimit = pendingTextLimit
         self.endTimeout = endTimeout
         self.stallLimit = stallLimit
+        self.maximumEndWait = maximumEndWait
     }
 }

@@ -33,8 +33,19 @@ public struct SessionMachine: Sendable {
     private var gate: VoiceGate
     /// The last `audio.chunk` sent (or the session's start): the keep-alive timer counts from here.
     private var lastAudioSentAt: SessionInstant = .origin
-    /// The last message from the runtime: the end waits count from here.
+    /// The last message of any kind from the runtime (it is alive).
     private var lastRuntimeMessageAt: SessionInstant = .origin
+    /// The last message that moved a reply on (transcript, audio, tool, card; not debug): the
+    /// end-of-input wait counts from here.
+    private var lastRuntimeProgressAt: SessionInstant = .origin
+    /// The last reply audio: the wait for `session.ended` counts from here (or from `session.end`).
+    private var lastReplyAudioAt: SessionInstant?
+    /// When the last reply finished playing: a turn that ended during it waits from here.
+    private var lastReplyEndedAt: SessionInstant?
+    /// When the reply now playing started.
+    private var replyStartedAt: SessionInstant?
+    /// The keep-alive timer's origin before the frame whose outcome is not known yet.
+    private var keepAliveOriginBeforeFrame: SessionInstant?
     /// When `session.end` went out.
     private var endSentAt: SessionInstant?
     /// The turn being spoken (index into `turns`).
@@ -63,6 +74,7 @@ public struct SessionMachine: Sendable {
     private var audioUnavailableReason: String?
     private var scheduledTick: SessionInstant?
     private var toolPairing: [String: Int] = [:]
+    private var unknownTypesNoted: Set<String> = []
 
     /// Every user turn, in order.
     public private(set) var turns: [TurnRecord] = []
@@ -109,6 +121,7 @@ public struct SessionMachine: Sendable {
         toolDrawer.append(.sessionStarted(sessionId: configuration.sessionId, at: now))
         lastAudioSentAt = now
         lastRuntimeMessageAt = now
+        lastRuntimeProgressAt = now
         transition(to: .ready, &actions)
         return finish(&actions, at: now)
     }
@@ -165,7 +178,11 @@ public struct SessionMachine: Sendable {
             if endSentAt == nil {
                 beginEnding("the user ended the session", at: now, &actions)
             } else {
-                ignore("end", &actions)
+                // Asked again while waiting for the runtime: stop waiting.
+                toolDrawer.append(.sessionEnded(reason: "the user ended the session before the runtime confirmed it", at: now))
+                closeTransport(&actions)
+                dropConnection()
+                transition(to: .disconnected, &actions)
             }
         case .disconnected, .error:
             ignore("end", &actions)
@@ -198,6 +215,7 @@ public struct SessionMachine: Sendable {
         unconfirmedFrameSamples = sampleCount
         counters.framesSent += 1
         counters.samplesSent += sampleCount
+        keepAliveOriginBeforeFrame = lastAudioSentAt
         lastAudioSentAt = now
 
         switch gate.process(level, duration: .samples(sampleCount, at: configuration.captureSampleRate)) {
@@ -223,6 +241,8 @@ public struct SessionMachine: Sendable {
             counters.framesSent -= 1
             counters.samplesSent -= samples
             unconfirmedFrameSamples = nil
+            // Nothing went out: the keep-alive timer still runs from the last audio that did.
+            if let origin = keepAliveOriginBeforeFrame { lastAudioSentAt = origin }
         }
         recordDrop(at: now, &actions)
         return finish(&actions, at: now)
@@ -352,6 +372,10 @@ public struct SessionMachine: Sendable {
         }
         lastRuntimeMessageAt = now
         switch envelope.message {
+        case .debug, .unknown: break
+        default: lastRuntimeProgressAt = now
+        }
+        switch envelope.message {
         case .transcript(let role, let text, let isFinal):
             receivedTranscript(role: role, text: text, isFinal: isFinal, at: now, &actions)
         case .audioChunk(let chunk):
@@ -385,7 +409,7 @@ public struct SessionMachine: Sendable {
             actions.append(.note(.runtimeDebug(message)))
         case .unknown(let type, _):
             counters.unknownMessages += 1
-            actions.append(.note(.unknownMessage(type: type)))
+            if unknownTypesNoted.insert(type).inserted { actions.append(.note(.unknownMessage(type: type))) }
         case .sessionStart, .textInput, .escalationRequest, .sessionEnd:
             ignore("\(envelope.message.type) from the runtime", &actions)
         }
@@ -426,13 +450,16 @@ public struct SessionMachine: Sendable {
         case .connecting(let since):
             return since + configuration.connectTimeout
         case .ready, .talking, .thinking, .speaking:
-            var deadlines = [lastAudioSentAt + configuration.keepAliveInterval]
-            if let endSentAt {
-                deadlines.append(max(endSentAt, lastRuntimeMessageAt) + configuration.endTimeout)
-            } else if let wait = endOfInputDeadline {
-                deadlines.append(wait)
-            } else if let reply = replyDeadline {
-                deadlines.append(reply.deadline)
+            var deadlines = [SessionInstant]()
+            if let end = endDeadline {
+                deadlines.append(end)
+            } else {
+                deadlines.append(lastAudioSentAt + configuration.keepAliveInterval)
+                if let wait = endOfInputDeadline {
+                    deadlines.append(wait)
+                } else if let reply = replyDeadline {
+                    deadlines.append(reply.deadline)
+                }
             }
             if case .speaking = current, let drainedAt { deadlines.append(drainedAt + configuration.playbackGap) }
             return deadlines.min()
@@ -442,21 +469,31 @@ public struct SessionMachine: Sendable {
     }
 
     private mutating func liveTick(at now: SessionInstant, _ actions: inout [SessionAction]) {
-        if let endSentAt, now >= max(endSentAt, lastRuntimeMessageAt) + configuration.endTimeout {
+        if let end = endDeadline, now >= end {
             fail(.timeout(.sessionEnd, limit: configuration.endTimeout), closing: true, at: now, &actions)
             return
         }
         if endSentAt == nil, let wait = endOfInputDeadline, now >= wait {
             beginEnding("no reply came within \(allowance.formattedSeconds) of the end of the input", at: now, &actions)
         } else if endSentAt == nil, inputEndedAt == nil, let reply = replyDeadline, now >= reply.deadline {
-            let which: SessionTimeout = turns[reply.turn].isLongRunning ? .longTurn : .reply
-            fail(.timeout(which, limit: allowance(for: turns[reply.turn])), closing: true, at: now, &actions)
-            return
+            let turn = turns[reply.turn]
+            if turn.kind == .voice, !turn.isAcknowledged, let ended = turn.endedAt, lastRuntimeMessageAt > ended {
+                // The gate heard a turn (a cough, "mm-hm") that the runtime, alive and talking,
+                // never took as one: it is dropped with a note, not the session.
+                turns[reply.turn].ignoredByRuntime = true
+                awaitingReply.removeAll { $0 == reply.turn }
+                actions.append(.note(.turnIgnored(turns[reply.turn])))
+                if case .thinking = current, awaitingReply.isEmpty { transition(to: .ready, &actions) }
+            } else {
+                let which: SessionTimeout = turn.isLongRunning ? .longTurn : .reply
+                fail(.timeout(which, limit: allowance(for: turn)), closing: true, at: now, &actions)
+                return
+            }
         }
         if case .speaking = current, let drainedAt, now >= drainedAt + configuration.playbackGap {
-            replyFinished(&actions)
+            replyFinished(at: now, &actions)
         }
-        if now >= lastAudioSentAt + configuration.keepAliveInterval {
+        if endSentAt == nil, now >= lastAudioSentAt + configuration.keepAliveInterval {
             let samples = Int((configuration.keepAliveChunk.seconds * Double(configuration.captureSampleRate)).rounded())
             actions.append(.send(.audioChunk(AudioChunk(sampleRate: configuration.captureSampleRate, samples: [Int16](repeating: 0, count: samples)))))
             counters.keepAlivesSent += 1
@@ -568,18 +605,31 @@ public struct SessionMachine: Sendable {
         return unanswered.contains { turns[$0].isLongRunning } ? configuration.longTurnAllowance : configuration.replyTimeout
     }
 
-    /// The oldest ended turn with no reply event yet, and when its wait runs out.
+    /// The oldest ended turn with no reply event yet, and when its wait runs out: counted from its
+    /// end, or from the end of the reply that was playing when it ended; not while a reply plays.
     private var replyDeadline: (turn: Int, deadline: SessionInstant)? {
+        if case .speaking = current { return nil }
         guard let turn = awaitingReply.first(where: { turns[$0].firstReplyEventAt == nil }),
               let ended = turns[turn].endedAt else { return nil }
-        return (turn, ended + allowance(for: turns[turn]))
+        return (turn, max(ended, lastReplyEndedAt ?? ended) + allowance(for: turns[turn]))
     }
 
-    /// After the input ended: when the wait for the last reply runs out (counted from the later of
-    /// the input's end and the runtime's last message), unless the session is quiet already.
+    /// After the input ended: when the wait for the last reply runs out, counted from the later of
+    /// the input's end and the runtime's last progress (debug messages do not count), and never
+    /// more than the end wait's cap past the allowance.
     private var endOfInputDeadline: SessionInstant? {
         guard let inputEndedAt, endSentAt == nil else { return nil }
-        return max(inputEndedAt, lastRuntimeMessageAt) + allowance
+        if case .speaking = current { return nil }
+        return min(max(inputEndedAt, lastRuntimeProgressAt) + allowance,
+                   inputEndedAt + allowance + configuration.maximumEndWait)
+    }
+
+    /// After `session.end`: the end timeout from the later of `session.end` and the last reply
+    /// audio (a reply still arriving is heard out), capped at ``SessionConfiguration/maximumEndWait``.
+    private var endDeadline: SessionInstant? {
+        guard let endSentAt else { return nil }
+        return min(max(endSentAt, lastReplyAudioAt ?? endSentAt) + configuration.endTimeout,
+                   endSentAt + configuration.maximumEndWait)
     }
 
     private mutating func transition(to next: State, _ actions: inout [SessionAction]) {
@@ -645,6 +695,9 @@ public struct SessionMachine: Sendable {
         nextReplyAnnounced = false
         unconfirmedFrameSamples = nil
         dropStreakStart = nil
+        replyStartedAt = nil
+        lastReplyEndedAt = nil
+        lastReplyAudioAt = nil
     }
 
     private mutating func resetConnection() {
@@ -691,10 +744,19 @@ public struct SessionMachine: Sendable {
         }
     }
 
-    /// The reply has played out: back to whatever the user is doing.
-    private mutating func replyFinished(_ actions: inout [SessionAction]) {
+    /// The reply has played out: back to whatever the user is doing. Turns that ended while it
+    /// played and had reply audio after them were answered inside it (no latency of their own).
+    private mutating func replyFinished(at now: SessionInstant, _ actions: inout [SessionAction]) {
+        if let started = replyStartedAt {
+            awaitingReply.removeAll { turn in
+                guard let event = turns[turn].firstReplyEventAt, turns[turn].firstReplyAudioAt == nil else { return false }
+                return event >= started
+            }
+        }
         replying = nil
         drainedAt = nil
+        replyStartedAt = nil
+        lastReplyEndedAt = now
         if openTurn != nil {
             transition(to: .talking, &actions)
         } else if !awaitingReply.isEmpty {
@@ -727,6 +789,14 @@ public struct SessionMachine: Sendable {
                 // The runtime heard a turn the gate did not (server-side voice detection).
                 beginVoiceTurn(at: now)
             }
+            if let open = openTurn {
+                turns[open].isAcknowledged = true
+                // The runtime ended the turn: the gate starts afresh, so speech that goes on is a
+                // new turn rather than lost inside this one.
+                _ = gate.close()
+            } else if let waiting = awaitingReply.first(where: { turns[$0].kind == .voice && !turns[$0].isAcknowledged }) {
+                turns[waiting].isAcknowledged = true
+            }
             endVoiceTurn(at: now, &actions)
             if case .ready = current { transition(to: .thinking, &actions) }
         case .user:
@@ -738,13 +808,19 @@ public struct SessionMachine: Sendable {
         counters.replyChunks += 1
         counters.replySamples += chunk.samples.count
         counters.replyAudio += .samples(chunk.samples.count, at: chunk.sampleRate)
+        lastReplyAudioAt = now
         if case .speaking = current {
             // More of the reply that is playing, or, after an assistant transcript, the next
-            // turn's reply queued right behind it.
+            // turn's reply queued right behind it. Turns that ended meanwhile stop waiting: this
+            // audio may be their answer.
             if nextReplyAnnounced, !awaitingReply.isEmpty { startReply(at: now, &actions) }
+            for turn in awaitingReply where turns[turn].firstReplyEventAt == nil && (turns[turn].endedAt ?? now) < now {
+                turns[turn].firstReplyEventAt = now
+            }
         } else {
             noteReplyEvent(at: now)
             if replying == nil, !awaitingReply.isEmpty { startReply(at: now, &actions) }
+            replyStartedAt = now
             transition(to: .speaking, &actions)
         }
         nextReplyAnnounced = false

@@ -83,6 +83,10 @@ public struct TurnRecord: Sendable, Hashable {
     public internal(set) var firstReplyEventAt: SessionInstant?
     /// When the first reply audio of the turn was played.
     public internal(set) var firstReplyAudioAt: SessionInstant?
+    /// The runtime took it as a turn (its final user transcript).
+    public internal(set) var isAcknowledged = false
+    /// A voice turn the runtime never took as one (the gate heard a cough): dropped, not an error.
+    public internal(set) var ignoredByRuntime = false
 
     /// Turn latency: from the end of the user's speech to the first reply audio played.
     public var latency: Duration? {

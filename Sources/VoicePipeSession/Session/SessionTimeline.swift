@@ -29,6 +29,8 @@ public enum SessionTimeline {
             } else {
                 body = []
             }
+        case .turnIgnored(let turn):
+            body = ["turn \(turn.number) got no reply: the runtime did not take it as a turn (dropped)"]
         case .turnAnswered(let turn):
             body = turn.latency.map { ["turn \(turn.number) answered: latency \(seconds($0))"] } ?? []
         case .transcript(let line):
