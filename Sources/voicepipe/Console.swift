@@ -7,7 +7,28 @@ enum Console {
 
     /// Writes a line to stderr.
     static func error(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        write(line + "\n", to: STDERR_FILENO)
+    }
+
+    /// Writes `text` to a descriptor, unbuffered, with write(2): a reader that went away (EPIPE,
+    /// once SIGPIPE is ignored) ends the writing quietly instead of trapping as FileHandle does.
+    /// - Returns: false when the descriptor no longer takes output.
+    @discardableResult
+    static func write(_ text: String, to descriptor: Int32) -> Bool {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { buffer -> Int in
+                guard let base = buffer.baseAddress else { return 0 }
+                return Glibc.write(descriptor, base + offset, buffer.count - offset)
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            offset += written
+        }
+        return true
     }
 
     /// A warning: something was done, but not all of it as asked (a file cut short). One line.
@@ -22,7 +43,7 @@ enum Console {
 
     /// Writes text to stderr without a newline (for progress lines).
     static func errorRaw(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        write(text, to: STDERR_FILENO)
     }
 }
 

@@ -93,10 +93,10 @@ struct RuntimeProcessTests {
                                                      standardError: .keepTail(bytes: 4_096))
         transport.open()
         let events = await TransportTesting.events(of: transport)
-        #expect(events == [.opened, .closed(.closedByRuntime("the runtime exited with status 3; it said: no model loaded"))])
+        #expect(events == [.opened, .closed(.failed("the runtime exited with status 3; it said: no model loaded", code: nil))])
         #expect(transport.process?.termination == .exited(status: 3))
         #expect(transport.process?.standardErrorTail == "warming up\nno model loaded\n")
-        #expect(throws: TransportError.closed(.closedByRuntime("the runtime exited with status 3; it said: no model loaded"))) {
+        #expect(throws: TransportError.closed(.failed("the runtime exited with status 3; it said: no model loaded", code: nil))) {
             try transport.send("{}")
         }
         #expect(Self.isGone(transport.process?.pid))
@@ -106,7 +106,7 @@ struct RuntimeProcessTests {
         let transport = JSONLinesTransport.launching("kill -9 $$", standardError: .keepTail(bytes: 4_096))
         transport.open()
         let events = await TransportTesting.events(of: transport)
-        #expect(events == [.opened, .closed(.closedByRuntime("the runtime was killed by signal 9"))])
+        #expect(events == [.opened, .closed(.failed("the runtime was killed by signal 9", code: nil))])
         #expect(transport.process?.termination == .killed(signal: 9))
         #expect(Self.isGone(transport.process?.pid))
     }

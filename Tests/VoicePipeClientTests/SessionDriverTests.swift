@@ -163,6 +163,40 @@ extension SessionDriverTests {
     }
 }
 
+/// A session whose reply goes to a speaker: the render thread plays it at real-time pace and says
+/// when it has played everything, which ends the reply.
+struct DeviceReplyOutputTests {
+    @Test func aSpeakerPlaysTheReplyAndItsDrainEndsIt() throws {
+        let speaker = FakeAudioDevice(name: "fake-speaker", format: AudioFormat(sampleRate: 48_000, channelCount: 2, sampleType: .float32, isInterleaved: false))
+        let output = try DeviceReplyOutput(device: PlaybackDevice(speaker))
+        let (client, runtime) = InMemoryTransport.pair()
+        let events = Locked<[String]>([])
+        let driver = SessionDriver(options: SessionDriverOptions(session: SessionConfiguration(sessionId: "s-1"), initialTexts: ["hi"]),
+                                   transport: client, capture: .none, output: output) { event, _ in
+            if case .note(.stateChanged(_, let to)) = event { events.withLock { $0.append(to.name) } }
+        }
+        output.onDrained = { driver.playbackDrained(chunks: $0) }
+        let report = Locked<SessionReport?>(nil)
+        Thread { let result = driver.run(); report.withLock { $0 = result } }.start()
+        #expect(waitUntil { runtime.unreadEventCount >= 3 })
+        // 200 ms of reply at 24 kHz, in ten chunks: 400 ms at 48 kHz on two channels.
+        let chunk = AudioChunk(sampleRate: 24_000, samples: [Int16](repeating: 8_192, count: 480))
+        for _ in 0..<10 { try runtime.send(WireCodec.encode(.audioChunk(chunk))) }
+        // Played out, and the gap after it: the reply is over, so the session ends by itself.
+        #expect(waitUntil { events.value.filter { $0 == "ready" }.count == 2 })
+        try runtime.send(WireCodec.encode(.sessionEnded(reason: "bye")))
+        #expect(waitUntil { report.value != nil })
+        #expect(report.value?.endedCleanly == true)
+        #expect(events.value == ["connecting", "ready", "thinking", "speaking", "ready", "disconnected"])
+        // Every frame of the reply reached both channels at the device's rate, then silence.
+        let played = speaker.played
+        #expect(played.count == 2)
+        let audible = played[0].filter { abs($0 - 0.25) < 0.01 }.count
+        #expect(abs(audible - 9_600) <= 96, "\(audible) frames near the reply's level")
+        #expect(speaker.drained)
+    }
+}
+
 /// The voice gate's defaults on the bundled speech: each sample is one turn, opened near the
 /// first word and closed only by the end of the input.
 struct VoiceGateOnSamplesTests {

@@ -13,6 +13,10 @@ public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @uncheck
     // guaranteed stable address.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    /// Signalled when the consumer takes an input: room for a poster waiting on a bound.
+    private let room = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    /// The thread that takes inputs (known once it has called ``next(until:)``).
+    private var consumer: pthread_t?
     private var items: [Element] = []
     private var head = 0
     private var waitingUntil: SessionInstant?
@@ -27,13 +31,16 @@ public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @uncheck
         pthread_condattr_init(&attributes)
         pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
         pthread_cond_init(condition, &attributes)
+        pthread_cond_init(room, nil)
         pthread_condattr_destroy(&attributes)
         clock.register(self)
     }
 
     deinit {
         pthread_cond_destroy(condition)
+        pthread_cond_destroy(room)
         pthread_mutex_destroy(mutex)
+        room.deallocate()
         condition.deallocate()
         mutex.deallocate()
     }
@@ -41,6 +48,21 @@ public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @uncheck
     /// Queues `element` and wakes the consumer.
     public func post(_ element: Element) {
         pthread_mutex_lock(mutex)
+        items.append(element)
+        pthread_cond_signal(condition)
+        pthread_mutex_unlock(mutex)
+    }
+
+    /// Queues `element`, first waiting while more than `limit` inputs are queued: a producer
+    /// that outruns the consumer (a runtime flooding the session) is held back, and the pipe or
+    /// socket behind it fills, instead of memory. The consumer's own thread, and any thread once
+    /// the consumer has retired, never waits.
+    public func post(_ element: Element, waitingWhileAbove limit: Int) {
+        pthread_mutex_lock(mutex)
+        let onConsumer = consumer.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+        while !onConsumer, !retired, items.count - head > limit {
+            pthread_cond_wait(room, mutex)
+        }
         items.append(element)
         pthread_cond_signal(condition)
         pthread_mutex_unlock(mutex)
@@ -58,6 +80,7 @@ public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @uncheck
     public func next(until deadline: SessionInstant?) -> Element? {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
+        if consumer == nil { consumer = pthread_self() }
         while head == items.count {
             if let deadline, clock.now >= deadline { return nil }
             waiting = true
@@ -73,6 +96,7 @@ public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @uncheck
         }
         let element = items[head]
         head += 1
+        pthread_cond_broadcast(room)
         if head == items.count {
             items.removeAll(keepingCapacity: true)
             head = 0
@@ -91,6 +115,7 @@ public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @uncheck
     public func retire() {
         pthread_mutex_lock(mutex)
         retired = true
+        pthread_cond_broadcast(room)
         pthread_mutex_unlock(mutex)
     }
 

@@ -15,7 +15,9 @@ import VoicePipeSession
 /// (no pre-roll). A cut drops what is queued with the queue's fade of at most 5 ms. The render
 /// thread also keeps to the clock, so a device that takes audio faster than real time (ALSA's
 /// `null`) still plays at real-time pace. When everything queued has played, ``onDrained`` is
-/// called from the render thread (wire it to ``SessionDriver/playbackDrained()``).
+/// called from the render thread with the number of chunks that covers (wire it to
+/// ``SessionDriver/playbackDrained(chunks:)``). A failing device stops the render thread and is
+/// reported by the next call.
 public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
     // Safety: `converter` and `queuedSinceDrain` are used on the driver's thread only; the queue
     // is built for one producer and one render thread; the rest is atomic or set before the
@@ -25,8 +27,10 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
     private var converter: PlaybackConverter?
     private let control = RenderControl()
     private var thread: Thread?
-    /// Called on the render thread when everything queued has played.
-    public var onDrained: (@Sendable () -> Void)?
+    /// Called on the render thread when everything queued has played, with ``chunksQueued`` as
+    /// it was when the queue ran dry.
+    public var onDrained: (@Sendable (Int) -> Void)?
+    public private(set) var chunksQueued = 0
 
     /// Starts `device` in its own format and the render thread.
     /// - Throws: ``ReplyPlayerError/sink(_:)`` when the device refuses to start, ``ReplyPlayerError/queue(_:)``.
@@ -50,6 +54,7 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
     public var framesCut: Int { queue.statistics.droppedFrames }
 
     public func play(_ chunk: AudioChunk) throws(ReplyPlayerError) -> Bool {
+        if let failure = control.failure.withLock({ $0 }) { throw .sink(failure) }
         startIfNeeded()
         let active: PlaybackConverter
         if let converter, converter.sourceRate == Double(chunk.sampleRate) {
@@ -72,13 +77,21 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
         } catch {
             throw .converter(.resampler(.backendFailure("\(error)", code: nil)))
         }
-        control.awaitingDrain.store(true, ordering: .releasing)
+        chunksQueued += 1
+        control.queuedChunks.store(chunksQueued, ordering: .releasing)
         return false
     }
 
     public func cut() throws(ReplyPlayerError) {
         queue.interrupt()
         converter?.reset()
+    }
+
+    /// Lets the converter's last samples of the reply out and marks the end of the stream, so
+    /// the reply's tail is not held back until the next one.
+    public func replyEnded() throws(ReplyPlayerError) {
+        try flushConverter()
+        queue.markEndOfStream()
     }
 
     public func finish() throws(ReplyPlayerError) {
@@ -141,14 +154,20 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
             var rendered = 0
             while control.running.load(ordering: .acquiring) {
                 queue.render(into: buffer, channelStride: period, frameCount: period)
+                // Read before rendering: a chunk queued after this is not covered by a drain below.
+                let covered = control.queuedChunks.load(ordering: .acquiring)
                 do throws(PlayerSinkError) {
                     try device.play(PlaybackBuffer(base: buffer, frameCount: period, channelCount: channels, channelStride: period))
                 } catch {
                     control.failure.withLock { $0 = error }
+                    control.running.store(false, ordering: .releasing)
                     break
                 }
                 rendered += period
-                if queue.queuedFrames == 0, control.awaitingDrain.exchange(false, ordering: .acquiringAndReleasing) { drained?() }
+                if queue.queuedFrames == 0, covered > control.reportedChunks.load(ordering: .relaxed) {
+                    control.reportedChunks.store(covered, ordering: .relaxed)
+                    drained?(covered)
+                }
                 // Never more than 100 ms ahead of the clock, whatever the device takes.
                 let due = start + .seconds(Double(rendered) / device.format.sampleRate) - .milliseconds(100)
                 if clock.now < due { Thread.sleep(forTimeInterval: (due - clock.now).seconds) }
@@ -165,8 +184,9 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
 private final class RenderControl: Sendable {
     let running = Atomic<Bool>(false)
     let stopped = Atomic<Bool>(false)
-    /// Audio was queued since the last drained report.
-    let awaitingDrain = Atomic<Bool>(false)
+    /// Chunks queued so far (written by the driver's thread) and covered by the last drained report.
+    let queuedChunks = Atomic<Int>(0)
+    let reportedChunks = Atomic<Int>(0)
     let failure = Mutex<PlayerSinkError?>(nil)
 }
 

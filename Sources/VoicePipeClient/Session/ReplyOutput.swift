@@ -15,6 +15,11 @@ public protocol ReplyOutput: AnyObject {
     func play(_ chunk: AudioChunk) throws(ReplyPlayerError) -> Bool
     /// Cuts what is queued at once (with at most a 5 ms fade) and starts the next reply fresh.
     func cut() throws(ReplyPlayerError)
+    /// The reply is over (nothing more came for the playback gap): let its last samples out.
+    func replyEnded() throws(ReplyPlayerError)
+    /// Chunks given to ``play(_:)`` so far: a drained report names how many it covers, so a
+    /// report overtaken by a newer chunk is recognised.
+    var chunksQueued: Int { get }
     /// Plays what is left and closes the output (a file gets its final header).
     func finish() throws(ReplyPlayerError)
     /// Frames heard (written) so far, at ``sampleRate``.
@@ -42,8 +47,10 @@ public final class FileReplyOutput: ReplyOutput {
     public var sampleRate: Double { player.format.sampleRate }
     public var framesPlayed: Int { player.framesPlayed }
     public var framesCut: Int { player.statistics.droppedFrames }
+    public private(set) var chunksQueued = 0
 
     public func play(_ chunk: AudioChunk) throws(ReplyPlayerError) -> Bool {
+        chunksQueued += 1
         try player.play(chunk)
         return true
     }
@@ -51,6 +58,10 @@ public final class FileReplyOutput: ReplyOutput {
     public func cut() throws(ReplyPlayerError) {
         try player.interrupt()
     }
+
+    /// Nothing to do: the file gets each reply's audio as it comes (the player's pre-roll stays
+    /// queued, as a device's would, and is written before the next reply or at the end).
+    public func replyEnded() throws(ReplyPlayerError) {}
 
     public func finish() throws(ReplyPlayerError) {
         try player.finish()
@@ -63,10 +74,14 @@ public final class DiscardedReplyOutput: ReplyOutput {
     public let sampleRate = AudioFormat.playback.sampleRate
     public private(set) var framesPlayed = 0
     public let framesCut = 0
+    public private(set) var chunksQueued = 0
 
     public init() {}
 
+    public func replyEnded() throws(ReplyPlayerError) {}
+
     public func play(_ chunk: AudioChunk) throws(ReplyPlayerError) -> Bool {
+        chunksQueued += 1
         framesPlayed += Int((Double(chunk.samples.count) * sampleRate / Double(max(chunk.sampleRate, 1))).rounded())
         return true
     }

@@ -56,17 +56,22 @@ public struct SessionDriverOptions: Sendable {
     public var fastBacklogBytes: Int
     /// Live device frames waiting for the driver beyond this are dropped and counted.
     public var deviceFrameQueueLimit: Int
-    /// After the session ends, how long to wait for the transport's closing report.
+    /// After the session ends, how long to wait for the transport's closing report (a runtime
+    /// process gets 2 s to exit, then SIGTERM, then SIGKILL a second later).
     public var closeWait: Duration
+    /// Transport events waiting for the driver beyond this hold the transport's thread back.
+    public var inboxLimit: Int
 
     public init(session: SessionConfiguration, initialTexts: [String] = [], audioUnavailable: String? = nil,
-                fastBacklogBytes: Int = 256 << 10, deviceFrameQueueLimit: Int = 64, closeWait: Duration = .seconds(3)) {
+                fastBacklogBytes: Int = 256 << 10, deviceFrameQueueLimit: Int = 64, closeWait: Duration = .seconds(10),
+                inboxLimit: Int = 256) {
         self.session = session
         self.initialTexts = initialTexts
         self.audioUnavailable = audioUnavailable
         self.fastBacklogBytes = fastBacklogBytes
         self.deviceFrameQueueLimit = deviceFrameQueueLimit
         self.closeWait = closeWait
+        self.inboxLimit = inboxLimit
     }
 }
 
@@ -116,7 +121,7 @@ public final class SessionDriver: @unchecked Sendable {
         case transport(TransportEvent)
         case frame(CapturedFrame)
         case captureEnded(String?)
-        case playbackDrained
+        case playbackDrained(chunks: Int)
         case type(String)
         case end
         case escalate(String)
@@ -178,23 +183,29 @@ public final class SessionDriver: @unchecked Sendable {
     /// Marks the current (or next) turn as long-running.
     public func markTurnLongRunning() { inbox.post(.markLongRunning) }
 
-    /// A device output played everything it was given.
-    public func playbackDrained() { inbox.post(.playbackDrained) }
+    /// A device output played everything up to its `chunks`-th chunk (a report that a newer chunk
+    /// overtook is ignored).
+    public func playbackDrained(chunks: Int) { inbox.post(.playbackDrained(chunks: chunks)) }
 
     // MARK: The session
 
     /// Runs the session on this thread until it ends (cleanly, by error, or by timeout), then
     /// finishes the reply output and closes the transport.
     public func run() -> SessionReport {
-        let inbox = self.inbox
-        transport.receive { inbox.post(.transport($0)) }
+        let (inbox, bound) = (self.inbox, options.inboxLimit)
+        transport.receive { inbox.post(.transport($0), waitingWhileAbove: bound) }
         let startedAt = clock.now
         if let reason = options.audioUnavailable { apply(machine.audioUnavailable(reason, at: startedAt)) }
         for text in options.initialTexts { typeNow(text) }
         if case .none = capture { endInput() }
         apply(machine.connect(at: clock.now))
         while !isFinished {
-            if let input = inbox.next(until: nextDeadline()) {
+            // Whatever is due gets its turn before the next input, and one input after it: a
+            // runtime flooding the inbox cannot hold timers, file frames or the user's end back.
+            if let deadline = nextDeadline(), deadline <= clock.now {
+                handleDue()
+                if let input = inbox.next(until: clock.now) { handle(input) }
+            } else if let input = inbox.next(until: nextDeadline()) {
                 handle(input)
             } else {
                 handleDue()
@@ -314,8 +325,8 @@ public final class SessionDriver: @unchecked Sendable {
                 report(.captureProblem(problem), at: now)
             }
             endInput()
-        case .playbackDrained:
-            apply(machine.playbackDrained(at: now))
+        case .playbackDrained(let chunks):
+            if chunks == output.chunksQueued { apply(machine.playbackDrained(at: now)) }
         case .type(let text):
             typeNow(text)
         case .end:
@@ -429,6 +440,13 @@ public final class SessionDriver: @unchecked Sendable {
         case .scheduleTick(let at):
             tickAt = at
         case .note(let note):
+            if case .stateChanged(.speaking, _) = note, !outputBroken {
+                do {
+                    try output.replyEnded()
+                } catch {
+                    playbackFailed(error, at: now)
+                }
+            }
             report(.note(note), at: now)
         }
     }

@@ -12,13 +12,16 @@ import VoicePipeSession
 /// ```
 public final class SessionLogWriter {
     private let writer: JSONLinesWriter
+    private let captureSampleRate: Int
     /// The first write failure; the log stops there and the session goes on.
     public private(set) var failure: JSONLinesError?
 
-    /// Creates (or truncates) `path`.
+    /// Creates (or truncates) `path`; captured frames are described at `captureSampleRate`.
+    /// Each line is written out as it is recorded, so a session that hangs has its log so far.
     /// - Throws: ``JSONLinesError/cannotCreate(path:reason:code:)``.
-    public init(path: String) throws(JSONLinesError) {
+    public init(path: String, captureSampleRate: Int = 16_000) throws(JSONLinesError) {
         writer = try JSONLinesWriter(path: path)
+        self.captureSampleRate = captureSampleRate
     }
 
     /// Records one driver event (notes and refusals are not traffic and are left out).
@@ -27,7 +30,7 @@ public final class SessionLogWriter {
         case .sent(let message):
             write(instant, ["direction": .string("sent"), "message": Self.summary(of: message)])
         case .frameSent(let count, let level):
-            write(instant, ["direction": .string("sent"), "message": Self.audioSummary(sampleRate: 16_000, sampleCount: count, peakDBFS: level.isDigitalSilence ? nil : level.dBFS)])
+            write(instant, ["direction": .string("sent"), "message": Self.audioSummary(sampleRate: captureSampleRate, sampleCount: count, peakDBFS: level.isDigitalSilence ? nil : level.dBFS)])
         case .received(let envelope):
             var message = Self.summary(of: envelope.message)
             if case .object(var object) = message {
@@ -62,6 +65,7 @@ public final class SessionLogWriter {
         for (key, value) in fields { line[key] = value }
         do {
             try writer.append(line: JSONWriter.string(.object(line)))
+            try writer.flush()
         } catch {
             failure = error
         }

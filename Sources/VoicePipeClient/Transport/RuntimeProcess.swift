@@ -224,7 +224,8 @@ public final class RuntimeProcess: Sendable {
         case .exited(0), .statusUnavailable:
             return .closedByRuntime("the runtime \(termination)")
         case .exited, .killed:
-            return .closedByRuntime("the runtime \(termination)" + (said.map { "; it said: \($0)" } ?? ""))
+            // A failure status or a signal is a runtime that failed, not one that finished.
+            return .failed("the runtime \(termination)" + (said.map { "; it said: \($0)" } ?? ""), code: nil)
         }
     }
 

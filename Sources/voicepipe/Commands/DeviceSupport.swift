@@ -35,21 +35,21 @@ enum DeviceSupport {
 
 }
 
-/// Ctrl-C (SIGINT) and SIGTERM while it lives: the first calls `handler` (on a dispatch queue) so
-/// the command can stop cleanly and keep what it has; a second one quits at once, with the usual
-/// status of a process killed by that signal, in case a device will not stop. (libdispatch receives
-/// these signals itself, so restoring the default action would not be enough.)
+/// Ctrl-C (SIGINT) and SIGTERM while it lives: the first `gentle` ones call `handler` (on a
+/// dispatch queue) so the command can stop cleanly and keep what it has; one more quits at once,
+/// with the usual status of a process killed by that signal, in case a device will not stop.
+/// (libdispatch receives these signals itself, so restoring the default action would not be enough.)
 final class StopSignals {
     private let sources: [any DispatchSourceSignal]
     private static let signals: [Int32] = [SIGINT, SIGTERM]
 
-    init(_ handler: @escaping @Sendable () -> Void) {
+    init(gentle: Int = 1, _ handler: @escaping @Sendable () -> Void) {
         let received = Atomic<Int>(0)
         sources = Self.signals.map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
-                if received.add(1, ordering: .relaxed).newValue > 1 { _exit(128 + number) }
+                if received.add(1, ordering: .relaxed).newValue > gentle { _exit(128 + number) }
                 handler()
             }
             source.resume()

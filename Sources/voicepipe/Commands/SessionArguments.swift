@@ -95,6 +95,10 @@ enum SessionArguments {
             }
         }
         if transport.usesStandardStreams {
+            // A closed descriptor 0 or 1 would be reused by the first file opened.
+            guard fcntl(STDIN_FILENO, F_GETFD) >= 0, fcntl(STDOUT_FILENO, F_GETFD) >= 0 else {
+                throw .usage("with '--stdio', standard input and output must be open: they carry the runtime's messages", command: command)
+            }
             if input == "-" { throw .usage("with '--stdio', standard input carries the runtime's messages; give the input as a file", command: command) }
             if output == "-" || log == "-" { throw .usage("with '--stdio', standard output carries messages to the runtime; write the reply and log to files", command: command) }
         }
@@ -159,10 +163,10 @@ enum SessionArguments {
     }
 
     /// The session log, if asked for.
-    static func log(_ path: String?) throws(CommandFailure) -> SessionLogWriter? {
+    static func log(_ path: String?, sampleRate: Int) throws(CommandFailure) -> SessionLogWriter? {
         guard let path else { return nil }
         do {
-            return try SessionLogWriter(path: path)
+            return try SessionLogWriter(path: path, captureSampleRate: sampleRate)
         } catch {
             throw CommandFailure(error.message, exitCode: .cannotCreate)
         }

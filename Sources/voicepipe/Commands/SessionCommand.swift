@@ -43,7 +43,8 @@ struct SessionCommand: Command {
             The timeline shows each state change, transcripts, tool calls (over-budget ones marked),
             info cards as tables, escalation and keep-alives; the summary gives turns, audio both ways
             and the turn latency (end of speech to first reply audio) per turn, median and 95th
-            percentile. Ctrl-C ends the session cleanly; a second Ctrl-C quits at once.
+            percentile. Ctrl-C ends the session (session.end, then the wait for the runtime); a second
+            stops waiting, still finishing the reply file and the log; a third quits at once.
             """,
             examples: [
                 "voicepipe session Samples/Audio/speech-48k-stereo-f32.wav --out reply.wav",
@@ -90,16 +91,18 @@ struct SessionCommand: Command {
         var problems = [String]()
         let source = try SessionArguments.captureSource(input: input, raw: raw, capture: capture, microphone: microphone, fast: fast, texts: texts, problems: &problems, command: Self.name)
         let output = try SessionArguments.replyOutput(path: outputPath, speaker: speaker, texts: texts, problems: &problems, command: Self.name)
-        let printer = SessionPrinter(toStandardError: transport.usesStandardStreams || outputPath == "-", quiet: quiet)
-        let log = try SessionArguments.log(logPath)
+        let printer = SessionPrinter(toStandardError: transport.usesStandardStreams || outputPath == "-" || logPath == "-", quiet: quiet)
+        let log = try SessionArguments.log(logPath, sampleRate: configuration.captureSampleRate)
         let options = SessionDriverOptions(session: configuration, initialTexts: texts, audioUnavailable: problems.isEmpty ? nil : problems.joined(separator: "; "))
         let driver = SessionDriver(options: options, transport: transport.makeTransport(), capture: source, output: output.output) { event, instant in
             printer.show(event, at: instant)
             log?.record(event, at: instant)
         }
-        (output.output as? DeviceReplyOutput)?.onDrained = { driver.playbackDrained() }
+        (output.output as? DeviceReplyOutput)?.onDrained = { driver.playbackDrained(chunks: $0) }
         printer.header(configuration: configuration, runtime: transport.description, input: SessionArguments.describe(input: input, microphone: microphone, fast: fast), output: output.output.name, note: output.note)
-        let signals = StopSignals { driver.requestEnd() }
+        // The first Ctrl-C sends session.end and waits for the runtime; the second stops waiting
+        // (the reply file and log are still finished); a third quits at once.
+        let signals = StopSignals(gentle: 2) { driver.requestEnd() }
         let report = driver.run()
         withExtendedLifetime(signals) {}
         log?.finish()

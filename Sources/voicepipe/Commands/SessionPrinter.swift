@@ -8,6 +8,8 @@ import VoicePipeSession
 final class SessionPrinter {
     private let toStandardError: Bool
     private let quiet: Bool
+    /// Set when standard output stopped taking lines (a closed pipe): the session goes on.
+    private var outputClosed = false
 
     init(toStandardError: Bool, quiet: Bool) {
         self.toStandardError = toStandardError
@@ -58,7 +60,8 @@ final class SessionPrinter {
             Console.error(line)
         } else {
             // Unbuffered, so each line shows as it happens even when stdout is a pipe.
-            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+            guard !outputClosed else { return }
+            outputClosed = !Console.write(line + "\n", to: STDOUT_FILENO)
         }
     }
 }
