@@ -2,12 +2,13 @@
 /// and a summary at the end. Pure formatting over ``SessionNote`` and ``SessionMachine``.
 ///
 /// ```
-///   0.000  connecting — Dana · 2022 Model Y
-///   0.003  ready
-///   0.035  talking
-///   3.412  thinking (turn 1: 2.8 s of speech)
-///   3.413  user: 2.8 s of speech, peak −3.0 dBFS
-///   3.413  tool audio_stats(id audio_stats-1) ← {"durationSeconds":2.931,"sampleRate":16000}
+///    0.000  connecting
+///    0.001  ready
+///    0.129  talking
+///    2.977  turn 1 ended: 2.720 s of speech
+///    2.977  thinking
+///    3.446  user: 2.8 s of speech, peak −8.1 dBFS
+///    3.446  tool audio_stats [audio_stats-1] ← {"durationSeconds":2.931,"sampleRate":16000}
 /// ```
 public enum SessionTimeline {
     /// The lines for one note at `instant`; empty for notes a timeline leaves out.

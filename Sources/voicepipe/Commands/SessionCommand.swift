@@ -106,7 +106,7 @@ struct SessionCommand: Command {
         let report = driver.run()
         withExtendedLifetime(signals) {}
         log?.finish()
-        printer.summary(report)
+        printer.summary(report, fast: fast)
         if let failure = log?.failure { Console.warning(Self.name, "the session log is incomplete: \(failure.message)") }
         return SessionArguments.exitCode(for: report)
     }

@@ -41,13 +41,16 @@ final class SessionPrinter {
     }
 
     /// The summary, and the reason on stderr when the session failed.
-    func summary(_ report: SessionReport) {
+    func summary(_ report: SessionReport, fast: Bool) {
         if case .error(let failure) = report.machine.state {
             Console.error("voicepipe session: \(failure)")
         }
         guard !quiet else { return }
         emit("")
         for line in SessionTimeline.summary(of: report.machine, duration: report.finishedAt - report.startedAt) { emit(line) }
+        if fast && !report.machine.latencies.isEmpty {
+            emit("(with --fast the input was sent faster than real time: the latency measures the runtime, not a conversation)")
+        }
         let seconds = Duration.seconds(Double(report.outputFrames) / report.outputSampleRate)
         emit("reply audio: \(SessionTimeline.seconds(seconds)) to \(report.outputName)")
         if report.captureFramesDropped > 0 { emit("microphone frames dropped (the session fell behind): \(report.captureFramesDropped)") }
