@@ -35,6 +35,8 @@ public enum SessionEvent: Sendable {
     case received(WireEnvelope)
     /// A message from the runtime could not be decoded (the session goes on).
     case malformed(String)
+    /// A message carried a type or fields this version does not know (kept, reported once each).
+    case unknownContent(String)
     /// The transport opened or closed.
     case transport(TransportEvent)
     /// Something the user asked for was refused, and why.
@@ -150,6 +152,7 @@ public final class SessionDriver: @unchecked Sendable {
     private var closeReason: TransportCloseReason?
     private var playbackError: ReplyPlayerError?
     private var outputBroken = false
+    private var unknownContent = UnknownContentNotes()
 
     /// - Parameters:
     ///   - observer: called on the driver's thread with every event and the instant it happened.
@@ -352,6 +355,7 @@ public final class SessionDriver: @unchecked Sendable {
             do {
                 let envelope = try WireCodec.decode(text)
                 report(.received(envelope), at: now)
+                if let note = unknownContent.note(for: envelope) { report(.unknownContent(note), at: now) }
                 apply(machine.received(envelope, at: now))
             } catch {
                 report(.malformed(error.description), at: now)

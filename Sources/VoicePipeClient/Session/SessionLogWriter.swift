@@ -44,7 +44,7 @@ public final class SessionLogWriter {
             write(instant, ["transport": .string("opened")])
         case .transport(.closed(let reason)):
             write(instant, ["transport": .string("closed"), "reason": .string(reason.description)])
-        case .transport, .note, .refused, .playbackFailed, .captureProblem:
+        case .transport, .note, .refused, .playbackFailed, .captureProblem, .unknownContent:
             break
         }
     }

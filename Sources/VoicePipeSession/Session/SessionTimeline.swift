@@ -50,8 +50,10 @@ public enum SessionTimeline {
             body = ["interrupted: playback cut"]
         case .runtimeDebug(let message):
             body = ["debug: \(message)"]
-        case .unknownMessage(let type):
-            body = ["message type \(quote(type)) is not known to this version (ignored)"]
+        case .unknownMessage:
+            // The driver reports unknown types and unknown fields together, once each
+            // (UnknownContentNotes), with the timestamp of the message that carried them.
+            body = []
         case .malformedMessage(let reason):
             body = ["refused a message: \(reason)"]
         case .ignored:
@@ -127,7 +129,7 @@ public enum SessionTimeline {
     }
 
     /// "  12.345" — seconds with three decimals, right-aligned in at least 8 columns.
-    static func pad(_ instant: SessionInstant) -> String {
+    public static func pad(_ instant: SessionInstant) -> String {
         let text = decimal(instant.seconds, places: 3)
         return String(repeating: " ", count: max(0, 8 - text.count)) + text
     }

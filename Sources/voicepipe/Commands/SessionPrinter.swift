@@ -35,6 +35,8 @@ final class SessionPrinter {
             Console.warning(SessionCommand.name, "reply audio: \(error.message)")
         case .captureProblem(let problem):
             Console.warning(SessionCommand.name, problem)
+        case .unknownContent(let note):
+            emit(SessionTimeline.pad(instant) + "  " + note)
         case .sent, .frameSent, .received, .malformed, .transport:
             break
         }
