@@ -24,6 +24,9 @@ let package = Package(
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        // The WebSocket client (TLS through OpenSSL), and libcrypto's SHA-256 and HMAC for SigV4.
+        .systemLibrary(name: "CWebSockets", pkgConfig: "libwebsockets", providers: [.apt(["libwebsockets-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // Resampler and conversion inner loops for AVX2 + FMA (per-function target attributes),
         // their plain C references, and the CPU check that chooses them. Pure computation.
@@ -37,8 +40,9 @@ let package = Package(
         .target(name: "VoicePipeSession", dependencies: ["VoicePipeCore"]),
 
         // The effectful half: the capture pump (device tap -> ring -> converter thread), JSON Lines
-        // on descriptors, and the transports and session driver built on them.
-        .target(name: "VoicePipeClient", dependencies: ["VoicePipeCore", "VoicePipeIO", "VoicePipeSession"]),
+        // on descriptors, the transports (JSON Lines, WebSocket), SigV4 signing, and the session
+        // driver built on them.
+        .target(name: "VoicePipeClient", dependencies: ["VoicePipeCore", "VoicePipeIO", "VoicePipeSession", "CWebSockets", "CCrypto"]),
 
         // The command-line tool: argument handling and printing over the modules above.
         .executableTarget(name: "voicepipe", dependencies: ["VoicePipeCore", "VoicePipeIO", "VoicePipeSession", "VoicePipeClient"]),
