@@ -12,6 +12,8 @@ enum SessionRuntimeChoice: CustomStringConvertible {
     case standardStreams
     /// JSON Lines on the pipes of a command started for the session.
     case command(String)
+    /// A WebSocket server (`--url`), each connection made (and signed) by the connector.
+    case webSocket(WebSocketConnector)
 
     init(_ arguments: Arguments, fast: Bool, command: String) throws(CommandFailure) {
         let fault = try arguments.value("embedded-fault").map { name throws(CommandFailure) -> EmbeddedRuntimeOptions.Misbehaviour in
@@ -19,6 +21,16 @@ enum SessionRuntimeChoice: CustomStringConvertible {
                 throw .usage("'--embedded-fault' must be one of \(EmbeddedRuntimeOptions.Misbehaviour.allCases.map(\.rawValue).joined(separator: ", ")), not '\(name)'", command: command)
             }
             return fault
+        }
+        let connector = try WebSocketArguments.connector(arguments, environment: ProcessInfo.processInfo.environment,
+                                                         homeDirectory: NSHomeDirectory(), command: command)
+        if let connector {
+            if arguments.has("stdio") || arguments.value("runtime-command") != nil {
+                throw .usage("'--url' cannot be combined with '--stdio' or '--runtime-command'; choose one runtime", command: command)
+            }
+            if fault != nil { throw .usage("'--embedded-fault' applies to the embedded runtime only", command: command) }
+            self = .webSocket(connector)
+            return
         }
         switch (arguments.has("stdio"), arguments.value("runtime-command")) {
         case (true, _?):
@@ -45,15 +57,23 @@ enum SessionRuntimeChoice: CustomStringConvertible {
         case .embedded(let options): "the embedded runtime" + (options.misbehaviour.map { " (told to \($0.rawValue))" } ?? "")
         case .standardStreams: "the runtime on standard input and output"
         case .command(let line): "the runtime '\(line)'"
+        case .webSocket(let connector):
+            "the runtime at \(connector.configuration.url)" + (connector.signing.map { " (SigV4, \($0.placement.rawValue))" } ?? "")
         }
     }
 
-    /// A transport to the runtime, not yet open.
-    func makeTransport() -> any SessionTransport {
+    /// A transport to the runtime, not yet open; a WebSocket one signed for now.
+    func makeTransport() throws(CommandFailure) -> any SessionTransport {
         switch self {
-        case .embedded(let options): EmbeddedRuntime(options: options).connect()
-        case .standardStreams: JSONLinesTransport.standardStreams()
-        case .command(let line): JSONLinesTransport.launching(line)
+        case .embedded(let options): return EmbeddedRuntime(options: options).connect()
+        case .standardStreams: return JSONLinesTransport.standardStreams()
+        case .command(let line): return JSONLinesTransport.launching(line)
+        case .webSocket(let connector):
+            do {
+                return try connector.makeTransport(at: time(nil))
+            } catch {
+                throw CommandFailure("cannot sign the handshake: \(error.message)", exitCode: .software)
+            }
         }
     }
 }

@@ -21,7 +21,7 @@ struct SessionCommand: Command {
         Arguments.Option(name: "long-running-tool", valueName: "name", help: "A tool that may take long: a turn that calls it gets 90 s (repeatable).", repeatable: true),
         Arguments.Option(name: "embedded-fault", valueName: "fault", help: "Make the embedded runtime misbehave, for testing: fail, silent or stall."),
         InputFile.rawOption,
-    ] + CaptureArguments.options
+    ] + WebSocketArguments.options + CaptureArguments.options
     static let flags: [Arguments.Flag] = [
         Arguments.Flag(name: "fast", help: "Send the input file as fast as the runtime takes it instead of at real-time pace."),
         Arguments.Flag(name: "stdio", help: "Speak JSON Lines on standard input and output to whatever is connected there (the timeline goes to stderr)."),
@@ -94,7 +94,7 @@ struct SessionCommand: Command {
         let printer = SessionPrinter(toStandardError: transport.usesStandardStreams || outputPath == "-" || logPath == "-", quiet: quiet)
         let log = try SessionArguments.log(logPath, sampleRate: configuration.captureSampleRate)
         let options = SessionDriverOptions(session: configuration, initialTexts: texts, audioUnavailable: problems.isEmpty ? nil : problems.joined(separator: "; "))
-        let driver = SessionDriver(options: options, transport: transport.makeTransport(), capture: source, output: output.output) { event, instant in
+        let driver = SessionDriver(options: options, transport: try transport.makeTransport(), capture: source, output: output.output) { event, instant in
             printer.show(event, at: instant)
             log?.record(event, at: instant)
         }
