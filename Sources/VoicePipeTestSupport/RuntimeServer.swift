@@ -56,9 +56,9 @@ public final class RuntimeServer: Sendable {
         let printed = Output()
         try process.run()
         Self.collect(output.fileHandleForReading, into: printed)
+        let errorDescriptor = errors.fileHandleForReading.fileDescriptor
         Thread.detachNewThread {
-            let data = errors.fileHandleForReading.readDataToEndOfFile()
-            printed.errors.withLock { $0 += String(decoding: data, as: UTF8.self) }
+            Self.readAll(errorDescriptor) { bytes in printed.errors.withLock { $0 += String(decoding: bytes, as: UTF8.self) } }
         }
         self.process = process
         self.output = printed
@@ -110,11 +110,11 @@ public final class RuntimeServer: Sendable {
         waitForEvent(within: seconds) { $0["event"] as? String == name }
     }
 
-    /// Stops the server: SIGTERM, and SIGKILL when it has not exited 3 s later.
+    /// Stops the server: SIGTERM, and SIGKILL when it has not exited a second later.
     public func stop() {
         guard process.isRunning else { return }
         process.terminate()
-        if !waitForExit(within: 3) {
+        if !waitForExit(within: 1) {
             kill(process.processIdentifier, SIGKILL)
             _ = waitForExit(within: 3)
         }
@@ -129,13 +129,24 @@ public final class RuntimeServer: Sendable {
         return true
     }
 
+    /// Reads `descriptor` to its end, handing over each piece (FileHandle's own reading traps
+    /// when a signal interrupts it).
+    private static func readAll(_ descriptor: Int32, _ take: ([UInt8]) -> Void) {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { return }
+            take(Array(buffer[..<count]))
+        }
+    }
+
     private static func collect(_ handle: FileHandle, into printed: Output) {
+        let descriptor = handle.fileDescriptor
         Thread.detachNewThread {
             var pending = Data()
-            while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                pending.append(chunk)
+            readAll(descriptor) { chunk in
+                pending.append(contentsOf: chunk)
                 while let newline = pending.firstIndex(of: 0x0A) {
                     let line = pending[pending.startIndex..<newline]
                     pending.removeSubrange(pending.startIndex...newline)

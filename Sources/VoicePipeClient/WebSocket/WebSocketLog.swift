@@ -1,9 +1,11 @@
 import CWebSockets
+import Glibc
 import Synchronization
 
 /// libwebsockets' log, kept off the terminal: lws writes its errors to standard error by default,
 /// which would mix with a session's timeline. Its last error line is kept instead, for a failure
-/// sentence when a callback gave no reason of its own.
+/// sentence when a callback gave no reason of its own. With `VOICEPIPE_LWS_LOG=1` in the
+/// environment, lws logs everything down to its info level on standard error, for debugging.
 enum WebSocketLog {
     private static let lastLine = Mutex<String?>(nil)
     private static let installed = Atomic<Bool>(false)
@@ -11,6 +13,10 @@ enum WebSocketLog {
     /// Routes lws' errors and warnings here (process-wide, once).
     static func install() {
         guard installed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else { return }
+        if getenv("VOICEPIPE_LWS_LOG") != nil {
+            lws_set_log_level(LLL_ERR | LLL_WARN | LLL_NOTICE | LLL_INFO, nil)
+            return
+        }
         lws_set_log_level(LLL_ERR | LLL_WARN) { level, line in
             guard let line, level & LLL_ERR != 0 else { return }
             WebSocketLog.record(String(cString: line))

@@ -114,7 +114,12 @@ final class WebSocketEngine: @unchecked Sendable {
     let incoming = TransportEventQueue()
 
     // The service thread's own state.
-    private var connection: OpaquePointer?
+    /// Where lws stores the client connection as soon as it exists (before connecting returns).
+    private let connectionSlot: UnsafeMutablePointer<OpaquePointer?>
+    private var connection: OpaquePointer? {
+        get { connectionSlot.pointee }
+        set { connectionSlot.pointee = newValue }
+    }
     private var established = false
     private var finished = false
     private var closing = false
@@ -127,6 +132,7 @@ final class WebSocketEngine: @unchecked Sendable {
     private var lastReceived = ContinuousClock.now
     private let connectTimer: UnsafeMutablePointer<voicepipe_lws_timer>
     private let flushTimer: UnsafeMutablePointer<voicepipe_lws_timer>
+    private let readTimer: UnsafeMutablePointer<voicepipe_lws_timer>
     /// C strings lws keeps pointers to, freed when the context is gone.
     private var cStrings: [UnsafeMutablePointer<CChar>] = []
 
@@ -134,7 +140,10 @@ final class WebSocketEngine: @unchecked Sendable {
         self.configuration = configuration
         connectTimer = .allocate(capacity: 1)
         flushTimer = .allocate(capacity: 1)
-        for timer in [connectTimer, flushTimer] {
+        readTimer = .allocate(capacity: 1)
+        connectionSlot = .allocate(capacity: 1)
+        connectionSlot.initialize(to: nil)
+        for timer in [connectTimer, flushTimer, readTimer] {
             timer.initialize(to: voicepipe_lws_timer())
         }
     }
@@ -142,6 +151,9 @@ final class WebSocketEngine: @unchecked Sendable {
     deinit {
         connectTimer.deallocate()
         flushTimer.deallocate()
+        readTimer.deallocate()
+        connectionSlot.deallocate()
+        retryPolicy?.deallocate()
         sendBuffer?.deallocate()
     }
 
@@ -283,14 +295,16 @@ final class WebSocketEngine: @unchecked Sendable {
         if !configuration.subprotocols.isEmpty {
             info.protocol = UnsafePointer(keep(configuration.subprotocols.joined(separator: ",")))
         }
+        // lws pings after half the read timeout without traffic; the read timer, not lws' own
+        // hang-up (which would wait for the peer to finish the TCP connection), ends a silent one.
         let policy = UnsafeMutablePointer<lws_retry_bo_t>.allocate(capacity: 1)
         let readTimeout = UInt16(clamping: max(configuration.readTimeout, 2))
         policy.initialize(to: lws_retry_bo_t(retry_ms_table: nil, retry_ms_table_count: 0, conceal_count: 0,
-                                             secs_since_valid_ping: readTimeout / 2, secs_since_valid_hangup: readTimeout,
+                                             secs_since_valid_ping: readTimeout / 2, secs_since_valid_hangup: readTimeout &* 4,
                                              jitter_percent: 0))
         retryPolicy = policy
         info.retry_and_idle_policy = UnsafePointer(policy)
-        info.pwsi = withUnsafeMutablePointer(to: &connection) { $0 }
+        info.pwsi = connectionSlot
         schedule(connectTimer, after: configuration.connectTimeout)
         if lws_client_connect_via_info(&info) == nil, failure == nil {
             failure = .failed("could not start connecting to \(url)\(WebSocketLog.lastError().map { ": \($0)" } ?? "")", code: nil)
@@ -298,9 +312,8 @@ final class WebSocketEngine: @unchecked Sendable {
         }
     }
 
-    private var retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>? {
-        didSet { oldValue?.deallocate() }
-    }
+    /// The idle policy lws keeps a pointer to (pings and the read timeout).
+    private var retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>?
 
     /// Handles one lws callback for the client connection (or the context).
     fileprivate func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
@@ -313,6 +326,8 @@ final class WebSocketEngine: @unchecked Sendable {
             established(wsi)
         case LWS_CALLBACK_CLIENT_RECEIVE:
             return received(wsi, input, length)
+        case LWS_CALLBACK_CLIENT_RECEIVE_PONG:
+            lastReceived = .now
         case LWS_CALLBACK_CLIENT_WRITEABLE:
             return writeNext(wsi)
         case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
@@ -355,6 +370,7 @@ final class WebSocketEngine: @unchecked Sendable {
         established = true
         lastReceived = .now
         cancel(connectTimer)
+        schedule(readTimer, after: Double(configuration.readTimeout))
         let closingAlready = shared.withLock { state -> Bool in
             if case .connecting = state.phase {
                 state.phase = .open
@@ -502,6 +518,7 @@ final class WebSocketEngine: @unchecked Sendable {
     private func closed() {
         finished = true
         cancel(flushTimer)
+        cancel(readTimer)
         if let peerClose, failure == nil || failure == .closedByClient && !closing {
             failure = Self.reason(forPeerClose: peerClose)
         }
@@ -542,24 +559,35 @@ final class WebSocketEngine: @unchecked Sendable {
         withUnsafeMutablePointer(to: &timer.pointee.entry) { lws_sul_cancel($0) }
     }
 
+    /// A timer ran out. Ending the service loop destroys the context, which drops the connection
+    /// at once: lws' own close would wait for a peer that has stopped reading.
     fileprivate func fired(_ timer: UnsafeMutablePointer<voicepipe_lws_timer>) {
-        guard let wsi = connection else {
-            finished = true
-            return
-        }
-        if timer == connectTimer, !established {
+        if timer == connectTimer {
+            guard !established else { return }
             failure = .failed("could not connect to \(configuration.url) within \(configuration.connectTimeout) s", code: nil)
-            lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+            stopServing()
         } else if timer == flushTimer {
-            let dropped = shared.withLock { state -> Int in
-                defer {
-                    state.outgoing.removeAll()
-                    state.outgoingHead = 0
-                }
-                return state.outgoing.count - state.outgoingHead
+            // What is still queued is dropped; the backlog then counts only what never went out.
+            stopServing()
+        } else if timer == readTimer {
+            let silence = ContinuousClock.now - lastReceived
+            let limit = Duration.seconds(configuration.readTimeout)
+            if silence >= limit {
+                failure = .failed("the runtime sent nothing, and did not answer a ping, for \(configuration.readTimeout) s", code: nil)
+                stopServing()
+            } else {
+                let remaining = limit - silence
+                schedule(readTimer, after: Double(remaining.components.seconds) + Double(remaining.components.attoseconds) / 1e18)
             }
-            if dropped > 0 { lws_callback_on_writable(wsi) }
-            lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, 1)
+        }
+    }
+
+    /// Ends the service loop: lws runs timers inside its poll and would otherwise go back to
+    /// waiting (for days) before the loop sees `finished`.
+    private func stopServing() {
+        finished = true
+        shared.withLock { state in
+            if let context = state.context { lws_cancel_service(context.pointer) }
         }
     }
 

@@ -1,0 +1,307 @@
+import Foundation
+import Glibc
+import Testing
+import VoicePipeClient
+import VoicePipeSession
+import VoicePipeTestSupport
+
+/// The WebSocket transport against the runtime server of Samples/runtime-server on 127.0.0.1:
+/// the wire both ways, TLS trust, and every misbehaviour the server can be told to show.
+@Suite(.serialized) struct WebSocketTransportTests {
+    static let sessionStart = #"{"type":"session.start","sessionId":"ws-test","context":{}}"#
+
+    /// Opens a transport to `server` (path `/ws`), returning it and the events up to `.opened` or a close.
+    static func open(_ server: RuntimeServer, configure: (inout WebSocketConfiguration) -> Void = { _ in }) async throws
+        -> (WebSocketTransport, [TransportEvent]) {
+        var configuration = WebSocketConfiguration(url: try WebSocketURL(parsing: server.url + "/ws"))
+        configure(&configuration)
+        let transport = WebSocketTransport(configuration)
+        transport.open()
+        let events = await TransportTesting.events(of: transport, within: 30) { $0 == .opened || TransportTesting.isClosed($0) }
+        return (transport, events)
+    }
+
+    static func closeReason(of transport: WebSocketTransport) async -> TransportCloseReason? {
+        TransportTesting.closeReason(await TransportTesting.events(of: transport, within: 30))
+    }
+
+    /// The messages of `events` decoded, with their types.
+    static func types(_ events: [TransportEvent]) -> [String] {
+        TransportTesting.messages(events).compactMap { try? WireCodec.decode($0).message.type.rawValue }
+    }
+
+    // MARK: The wire
+
+    @Test func messagesGoBothWaysAndTheServerSeesExactlyTheBytesSent() async throws {
+        let server = try RuntimeServer(["--pace", "fast", "--subprotocol", "voicepipe.v1"])
+        defer { server.stop() }
+        let (transport, opening) = try await Self.open(server) {
+            $0.subprotocols = ["voicepipe.v2", "voicepipe.v1"]
+            $0.headers = [try! HTTPHeaderField(parsing: "X-Trace: 42")]
+        }
+        #expect(opening == [.opened])
+        #expect(transport.selectedSubprotocol == "voicepipe.v1")
+        try transport.send(Self.sessionStart)
+        try transport.send(#"{"type":"text.input","text":"héllo wörld"}"#)
+        let events = await TransportTesting.events(of: transport, within: 30) { event in
+            if case .message(let text) = event { return text.contains("\"assistant\"") }
+            return false
+        }
+        let transcript = TransportTesting.messages(events).first { $0.contains("\"user\"") } ?? ""
+        #expect(transcript.contains("héllo wörld"))
+        transport.close()
+        #expect(await Self.closeReason(of: transport) == .closedByClient)
+        let received = server.events(named: "received").map { [$0["type"] as? String ?? "", "\($0["bytes"] ?? "")"] }
+        #expect(received.prefix(2) == [["session.start", "\(Self.sessionStart.utf8.count)"],
+                                       ["text.input", "\(#"{"type":"text.input","text":"héllo wörld"}"#.utf8.count)"]])
+        let connection = try #require(server.events(named: "connection").first)
+        #expect(connection["subprotocol"] as? String == "voicepipe.v1")
+        let headers = (connection["headers"] as? [any Sendable])?.compactMap { $0 as? [any Sendable] } ?? []
+        #expect(headers.contains { ($0.first as? String) == "X-Trace" && ($0.last as? String) == "42" })
+        let closed = try #require(server.waitForEvent(named: "closed"))
+        #expect(closed["code"] as? Int == 1000)
+        #expect(closed["by"] as? String == "client")
+    }
+
+    @Test func fragmentedMessagesArriveWholeAndIdentical() async throws {
+        var runs = [[String]]()
+        for fragment in [nil, "7"] {
+            let server = try RuntimeServer(["--pace", "fast"] + (fragment.map { ["--fragment", $0] } ?? []))
+            defer { server.stop() }
+            let (transport, _) = try await Self.open(server)
+            try transport.send(Self.sessionStart)
+            try transport.send(#"{"type":"text.input","text":"a typed turn"}"#)
+            let events = await TransportTesting.events(of: transport, within: 30) { event in
+                if case .message(let text) = event { return text.contains("\"assistant\"") }
+                return false
+            }
+            // The runtime's own timing of its tool differs from run to run.
+            runs.append(TransportTesting.messages(events).map { $0.replacing(/"durationMs":[0-9.]+/, with: "\"durationMs\":_") })
+            transport.close()
+        }
+        #expect(runs[0].count >= 4)
+        #expect(runs[0] == runs[1])
+    }
+
+    @Test func theServersPingsAreAnswered() async throws {
+        let server = try RuntimeServer(["--ping-interval", "0.2"])
+        defer { server.stop() }
+        let (transport, _) = try await Self.open(server)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while server.events(named: "pong").count < 2, ContinuousClock.now < deadline { usleep(20_000) }
+        #expect(server.events(named: "pong").count >= 2)
+        transport.close()
+    }
+
+    @Test(arguments: [
+        (1000, "see you", TransportCloseReason.closedByRuntime("the runtime closed the connection (1000: see you)")),
+        (4001, "bye now", TransportCloseReason.failed("the runtime closed the connection with code 4001: bye now", code: nil)),
+    ])
+    func aCloseFrameGivesItsCodeAndReason(code: Int, reason: String, expected: TransportCloseReason) async throws {
+        let server = try RuntimeServer(["--close-after", "1", "--close-code", "\(code)", "--close-reason", reason])
+        defer { server.stop() }
+        let (transport, _) = try await Self.open(server)
+        try transport.send(Self.sessionStart)
+        #expect(await Self.closeReason(of: transport) == expected)
+    }
+
+    @Test func aMessageOverTheLimitIsSkippedAndTheConnectionGoesOn() async throws {
+        let server = try RuntimeServer(["--pace", "fast", "--oversized", "300000", "--fragment", "4096"])
+        defer { server.stop() }
+        let (transport, _) = try await Self.open(server) { $0.maximumMessageLength = 65_536 }
+        try transport.send(Self.sessionStart)
+        let oversized = await TransportTesting.events(of: transport, within: 30) {
+            if case .oversizedMessage = $0 { return true }
+            return TransportTesting.isClosed($0)
+        }
+        #expect(oversized.last == .oversizedMessage(bytes: 300_000, limit: 65_536))
+        try transport.send(#"{"type":"text.input","text":"still there?"}"#)
+        let after = await TransportTesting.events(of: transport, within: 30) { event in
+            if case .message(let text) = event { return text.contains("still there?") }
+            return TransportTesting.isClosed(event)
+        }
+        #expect(TransportTesting.messages(after).contains { $0.contains("still there?") })
+        transport.close()
+    }
+
+    // MARK: Refusals and failures
+
+    @Test func aRefusedHandshakeShowsItsStatus() async throws {
+        let server = try RuntimeServer(["--refuse-status", "403", "--refuse-body", "not for you"])
+        defer { server.stop() }
+        let (_, events) = try await Self.open(server)
+        let reason = try #require(TransportTesting.closeReason(events))
+        #expect(reason.description.contains("refused the WebSocket handshake with HTTP status 403"), "\(reason)")
+        #expect(!reason.isOrderly)
+    }
+
+    @Test func aWrongAcceptKeyIsRefused() async throws {
+        let server = try RuntimeServer(["--wrong-accept"])
+        defer { server.stop() }
+        let (_, events) = try await Self.open(server)
+        let reason = try #require(TransportTesting.closeReason(events))
+        #expect(reason.description.contains("Accept hash wrong"), "\(reason)")
+    }
+
+    @Test func aTextMessageThatIsNotUTF8EndsTheConnectionWith1007() async throws {
+        let server = try RuntimeServer(["--invalid-utf8"])
+        defer { server.stop() }
+        let (transport, _) = try await Self.open(server)
+        try transport.send(Self.sessionStart)
+        let reason = try #require(await Self.closeReason(of: transport))
+        #expect(reason.description.hasPrefix("the runtime sent a text message that is not UTF-8"), "\(reason)")
+        let closed = try #require(server.waitForEvent(named: "closed"))
+        #expect(closed["code"] as? Int == 1007)
+    }
+
+    @Test func aDroppedConnectionIsAFailure() async throws {
+        let server = try RuntimeServer(["--drop-after", "1"])
+        defer { server.stop() }
+        let (transport, _) = try await Self.open(server)
+        try transport.send(Self.sessionStart)
+        let reason = try #require(await Self.closeReason(of: transport))
+        #expect(reason.description.contains("dropped without a close frame"), "\(reason)")
+        #expect(!reason.isOrderly)
+    }
+
+    @Test func aStalledServerIsNoticedWithinTheReadTimeout() async throws {
+        let server = try RuntimeServer(["--stall-after", "1"])
+        defer { server.stop() }
+        let (transport, _) = try await Self.open(server) { $0.readTimeout = 2 }
+        try transport.send(Self.sessionStart)
+        let started = ContinuousClock.now
+        let reason = try #require(await Self.closeReason(of: transport))
+        #expect(reason == .failed("the runtime sent nothing, and did not answer a ping, for 2 s", code: nil))
+        #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
+    @Test func aServerThatStopsReadingFillsTheBacklogAndNoMore() async throws {
+        let server = try RuntimeServer(["--stall-after", "1"])
+        defer { server.stop() }
+        let (transport, _) = try await Self.open(server) { $0.backlogLimit = 1 << 20 }
+        try transport.send(Self.sessionStart)
+        let chunk = #"{"type":"debug","text":""# + String(repeating: "x", count: 16_000) + #""}"#
+        var refusal: TransportError?
+        for _ in 0..<10_000 where refusal == nil {
+            do {
+                try transport.send(chunk)
+            } catch {
+                refusal = error
+            }
+            usleep(100)
+        }
+        guard case .backlogFull(let bytes, let limit)? = refusal else {
+            Issue.record("the backlog never filled: \(String(describing: refusal))")
+            return
+        }
+        #expect(limit == 1 << 20)
+        #expect(bytes <= limit)
+        #expect(transport.backlogBytes <= limit)
+        transport.close()
+        #expect(await Self.closeReason(of: transport) == .closedByClient)
+    }
+
+    @Test func aServerThatNeverAnswersTheHandshakeTimesOut() async throws {
+        // A listening socket nobody accepts: the kernel completes TCP, no HTTP answer comes.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { Glibc.close(listener) }
+        var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && listen(listener, 4) == 0 && getsockname(listener, $0, &length) == 0 }
+        }
+        try #require(bound)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let transport = WebSocketTransport(WebSocketConfiguration(url: try WebSocketURL(parsing: "ws://127.0.0.1:\(port)/ws"), connectTimeout: 1))
+        let started = ContinuousClock.now
+        transport.open()
+        let reason = try #require(await Self.closeReason(of: transport))
+        #expect(reason == .failed("could not connect to ws://127.0.0.1:\(port)/ws within 1.0 s", code: nil))
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
+    @Test func nothingListeningIsAFailureSayingSo() async throws {
+        let port = try Self.closedPort()
+        let transport = WebSocketTransport(WebSocketConfiguration(url: try WebSocketURL(parsing: "ws://127.0.0.1:\(port)/ws")))
+        transport.open()
+        let reason = try #require(await Self.closeReason(of: transport))
+        #expect(reason.description.hasPrefix("could not connect to ws://127.0.0.1:\(port)/ws: "), "\(reason)")
+        #expect(throws: TransportError.closed(reason)) { try transport.send("{}") }
+    }
+
+    /// A loopback port nothing listens on (one the system just handed out and took back).
+    static func closedPort() throws -> Int {
+        let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { Glibc.close(probe) }
+        var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0, sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(probe, $0, length) == 0 && getsockname(probe, $0, &length) == 0 }
+        }
+        try #require(bound)
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    // MARK: TLS
+
+    @Test func wssIsTrustedThroughItsCAFileOnlyAndForTheRightHostOnly() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("voicepipe-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let right = try TestCertificate.make(in: directory, name: "right", alternativeNames: ["IP:127.0.0.1", "DNS:localhost"])
+        let wrong = try TestCertificate.make(in: directory, name: "wrong", alternativeNames: ["DNS:elsewhere.example"])
+
+        let server = try RuntimeServer(["--tls-cert", right.certificate, "--tls-key", right.key])
+        defer { server.stop() }
+        #expect(server.url.hasPrefix("wss://127.0.0.1:"))
+        let (trusted, opened) = try await Self.open(server) { $0.caFile = right.certificate }
+        #expect(opened == [.opened])
+        try trusted.send(Self.sessionStart)
+        let greeting = await TransportTesting.events(of: trusted, within: 30) { if case .message = $0 { true } else { false } }
+        #expect(Self.types(greeting) == ["info.message"])
+        trusted.close()
+        let (_, untrusted) = try await Self.open(server)
+        let refusal = try #require(TransportTesting.closeReason(untrusted))
+        #expect(refusal.description.contains("is not trusted: self-signed certificate"), "\(refusal)")
+
+        let misnamed = try RuntimeServer(["--tls-cert", wrong.certificate, "--tls-key", wrong.key])
+        defer { misnamed.stop() }
+        let (_, mismatch) = try await Self.open(misnamed) { $0.caFile = wrong.certificate }
+        let hostRefusal = try #require(TransportTesting.closeReason(mismatch))
+        #expect(hostRefusal.description.contains("is not trusted: IP address mismatch"), "\(hostRefusal)")
+    }
+
+    @Test func aCAFileThatIsNoCertificateIsRefusedBeforeConnecting() async throws {
+        let transport = WebSocketTransport(WebSocketConfiguration(url: try WebSocketURL(parsing: "wss://127.0.0.1:1/ws"), caFile: "/etc/hostname"))
+        transport.open()
+        #expect(await Self.closeReason(of: transport) == .failed("the CA file /etc/hostname holds no certificate in PEM form", code: nil))
+    }
+
+    // MARK: SigV4
+
+    @Test(arguments: HandshakeSigning.Placement.allCases)
+    func aSignedHandshakeIsAcceptedByBotocoreAndAWrongSecretIsRefused(placement: HandshakeSigning.Placement) async throws {
+        let key = "AKIDVOICEPIPETEST", secret = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYVOICEPIPE"
+        let server = try RuntimeServer(["--require-sigv4", placement.rawValue, "--aws-access-key-id", key, "--aws-secret-access-key", secret,
+                                        "--aws-region", "us-west-2"])
+        defer { server.stop() }
+        let url = try WebSocketURL(parsing: server.url + "/runtimes/arn%3Aaws%3Abedrock-agentcore%3Aus-west-2%3A123456789012%3Aruntime%2Fagent-1/ws?qualifier=DEFAULT")
+        for (secretUsed, accepted) in [(secret, true), (secret + "x", false)] {
+            let signing = HandshakeSigning(placement: placement, signer: try SigV4Signer(region: "us-west-2"),
+                                           credentials: AWSCredentials(accessKeyID: key, secretAccessKey: secretUsed))
+            let transport = try WebSocketConnector(WebSocketConfiguration(url: url), signing: signing).makeTransport(at: Int(time(nil)))
+            transport.open()
+            let events = await TransportTesting.events(of: transport, within: 30) { $0 == .opened || TransportTesting.isClosed($0) }
+            if accepted {
+                #expect(events == [.opened], "\(server.events(named: "sigv4"))")
+                transport.close()
+            } else {
+                let reason = try #require(TransportTesting.closeReason(events))
+                #expect(reason.description.contains("HTTP status 403"), "\(reason)")
+                #expect(!reason.description.contains(secretUsed))
+            }
+        }
+        let outcomes = server.events(named: "sigv4").map { ["1", "1.0", "true"].contains("\($0["accepted"] ?? "")") ? "accepted" : "refused" }
+        #expect(outcomes == ["accepted", "refused"], "\(server.events(named: "sigv4"))")
+    }
+}
