@@ -269,7 +269,7 @@ public struct EmbeddedRuntimeCore: ~Copyable {
             debug("\(message.type) arrived before session.start; the runtime answers anyway")
         }
         switch message {
-        case .sessionStart(let sessionId, let context):
+        case .sessionStart(let sessionId, let context, _):
             guard !started else {
                 debug("a second session.start (session \(JSONWriter.string(.string(sessionId)))) was ignored")
                 return

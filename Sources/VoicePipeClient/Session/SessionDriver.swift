@@ -120,7 +120,8 @@ public final class SessionDriver: @unchecked Sendable {
     // Safety: everything but `inbox`, `published` and `deviceFrames` is used only on the
     // thread inside `run()`.
     private enum Input: Sendable {
-        case transport(TransportEvent)
+        /// An event of the connection numbered `connection` (the first is 0; each rotation adds one).
+        case transport(TransportEvent, connection: Int)
         case frame(CapturedFrame)
         case captureEnded(String?)
         case playbackDrained(chunks: Int)
@@ -131,7 +132,17 @@ public final class SessionDriver: @unchecked Sendable {
     }
 
     public let options: SessionDriverOptions
-    private let transport: any SessionTransport
+    /// The connection messages go to.
+    private var transport: any SessionTransport
+    private var connectionNumber = 0
+    /// Makes a fresh connection for a rotation.
+    private let connect: (@Sendable () throws -> any SessionTransport)?
+    /// A rotation's fresh connection while it opens, and what waits to be sent on it.
+    private var incoming: (any SessionTransport)?
+    private var held: [String] = []
+    private var heldBytes = 0
+    /// Old connections closing after a rotation.
+    private var retiring: [Int: any SessionTransport] = [:]
     private let clock: any SessionClock
     private let capture: SessionCapture
     private let output: any ReplyOutput
@@ -155,11 +166,16 @@ public final class SessionDriver: @unchecked Sendable {
     private var unknownContent = UnknownContentNotes()
 
     /// - Parameters:
+    ///   - transport: the first connection.
+    ///   - connect: makes a fresh connection (signed anew) when the session rotates
+    ///     (``SessionConfiguration/rotateAfter``); without it, rotation fails and is noted.
     ///   - observer: called on the driver's thread with every event and the instant it happened.
-    public init(options: SessionDriverOptions, transport: any SessionTransport, clock: any SessionClock = MonotonicSessionClock(),
+    public init(options: SessionDriverOptions, transport: any SessionTransport, connect: (@Sendable () throws -> any SessionTransport)? = nil,
+                clock: any SessionClock = MonotonicSessionClock(),
                 capture: SessionCapture, output: any ReplyOutput, observer: @escaping (SessionEvent, SessionInstant) -> Void = { _, _ in }) {
         self.options = options
         self.transport = transport
+        self.connect = connect
         self.clock = clock
         self.capture = capture
         self.output = output
@@ -195,8 +211,7 @@ public final class SessionDriver: @unchecked Sendable {
     /// Runs the session on this thread until it ends (cleanly, by error, or by timeout), then
     /// finishes the reply output and closes the transport.
     public func run() -> SessionReport {
-        let (inbox, bound) = (self.inbox, options.inboxLimit)
-        transport.receive { inbox.post(.transport($0), waitingWhileAbove: bound) }
+        listen(to: transport, as: 0)
         let startedAt = clock.now
         if let reason = options.audioUnavailable { apply(machine.audioUnavailable(reason, at: startedAt)) }
         for text in options.initialTexts { typeNow(text) }
@@ -217,6 +232,8 @@ public final class SessionDriver: @unchecked Sendable {
         finishOutput()
         stopCapture()
         transport.close()
+        incoming?.close()
+        for old in retiring.values { old.close() }
         awaitClose()
         inbox.retire()
         let report = SessionReport(
@@ -263,7 +280,7 @@ public final class SessionDriver: @unchecked Sendable {
             return start + source.frameDuration * (fileFramesTaken + 1)
         case .asFastAsTaken:
             let now = clock.now
-            return transport.backlogBytes < options.fastBacklogBytes ? now : now + .milliseconds(2)
+            return waitingBytes < options.fastBacklogBytes ? now : now + .milliseconds(2)
         }
     }
 
@@ -284,9 +301,12 @@ public final class SessionDriver: @unchecked Sendable {
     }
 
     private var transportHasRoom: Bool {
-        if case .file(_, .asFastAsTaken) = capture { return transport.backlogBytes < options.fastBacklogBytes }
+        if case .file(_, .asFastAsTaken) = capture { return waitingBytes < options.fastBacklogBytes }
         return true
     }
+
+    /// Bytes sent and not yet written: the connection's backlog, or what a rotation holds.
+    private var waitingBytes: Int { incoming == nil ? transport.backlogBytes : heldBytes }
 
     private func takeFileFrame(at now: SessionInstant) {
         guard let source = fileSource else { return }
@@ -317,8 +337,14 @@ public final class SessionDriver: @unchecked Sendable {
     private func handle(_ input: Input) {
         let now = clock.now
         switch input {
-        case .transport(let event):
-            handle(event, at: now)
+        case .transport(let event, let connection):
+            if connection == connectionNumber {
+                handle(event, at: now)
+            } else if connection > connectionNumber {
+                handleIncoming(event, at: now)
+            } else {
+                handleRetiring(event, connection: connection, at: now)
+            }
         case .frame(let frame):
             deviceFrames.queued.subtract(1, ordering: .relaxed)
             captured(frame, at: now)
@@ -372,6 +398,89 @@ public final class SessionDriver: @unchecked Sendable {
         }
     }
 
+    // MARK: Rotation
+
+    private func listen(to connection: any SessionTransport, as number: Int) {
+        let (inbox, bound) = (self.inbox, options.inboxLimit)
+        connection.receive { inbox.post(.transport($0, connection: number), waitingWhileAbove: bound) }
+    }
+
+    private func rotate(at now: SessionInstant) {
+        guard let connect else {
+            apply(machine.rotationFailed("this session has no way to make a fresh connection", at: now))
+            return
+        }
+        do {
+            let fresh = try connect()
+            incoming = fresh
+            listen(to: fresh, as: connectionNumber + 1)
+            fresh.open()
+        } catch {
+            apply(machine.rotationFailed("\(error)", at: now))
+        }
+    }
+
+    /// The fresh connection opened (it takes over: `session.start`, then what was held, then the
+    /// old one closes) or failed (what was held goes to the current one).
+    private func handleIncoming(_ event: TransportEvent, at now: SessionInstant) {
+        guard let fresh = incoming else { return }
+        switch event {
+        case .opened:
+            report(.transport(event), at: now)
+            let old = transport
+            retiring[connectionNumber] = old
+            transport = fresh
+            connectionNumber += 1
+            incoming = nil
+            apply(machine.rotationOpened(at: now))
+            sendHeld()
+            old.close()
+        case .closed(let reason):
+            incoming = nil
+            apply(machine.rotationFailed(reason.description, at: now))
+            sendHeld()
+        case .message, .oversizedMessage:
+            handle(event, at: now)
+        }
+    }
+
+    /// A closing old connection: its last messages still count; its close is expected.
+    private func handleRetiring(_ event: TransportEvent, connection: Int, at now: SessionInstant) {
+        switch event {
+        case .closed:
+            retiring[connection] = nil
+        case .message, .oversizedMessage:
+            handle(event, at: now)
+        case .opened:
+            break
+        }
+    }
+
+    /// Sends `text` on the connection, or holds it while a rotation's fresh connection opens.
+    private func deliver(_ text: String) throws(TransportError) {
+        guard incoming != nil else {
+            try transport.send(text)
+            return
+        }
+        let size = text.utf8.count
+        guard heldBytes + size <= transport.backlogLimit else { throw .backlogFull(bytes: heldBytes, limit: transport.backlogLimit) }
+        held.append(text)
+        heldBytes += size
+    }
+
+    private func sendHeld() {
+        let waiting = held
+        held.removeAll()
+        heldBytes = 0
+        for text in waiting {
+            do {
+                try transport.send(text)
+            } catch {
+                report(.captureProblem("a message held during the rotation was not sent: \(error)"), at: clock.now)
+            }
+        }
+    }
+
     private func typeNow(_ text: String) {
         let now = clock.now
         do {
@@ -406,7 +515,7 @@ public final class SessionDriver: @unchecked Sendable {
             transport.close()
         case .send(let message):
             do {
-                try transport.send(WireCodec.encode(message))
+                try deliver(WireCodec.encode(message))
                 report(.sent(message), at: now)
             } catch {
                 // A transport that has closed reports how with its closing event, which comes
@@ -417,7 +526,7 @@ public final class SessionDriver: @unchecked Sendable {
         case .sendText(let text):
             let message = WireMessage.textInput(text: text.text)
             do {
-                try transport.send(WireCodec.encode(message))
+                try deliver(WireCodec.encode(message))
                 report(.sent(message), at: now)
                 apply(machine.textSent(text, at: now))
             } catch {
@@ -427,7 +536,7 @@ public final class SessionDriver: @unchecked Sendable {
             guard let frame = currentFrame else { return }
             let text = frame.samples.withUnsafeBufferPointer { AudioChunkJSON.encode($0, sampleRate: options.session.captureSampleRate) }
             do {
-                try transport.send(text)
+                try deliver(text)
                 report(.frameSent(sampleCount: frame.samples.count, level: frame.level), at: now)
             } catch {
                 apply(machine.audioNotSent(at: now))
@@ -443,6 +552,8 @@ public final class SessionDriver: @unchecked Sendable {
             }
         case .scheduleTick(let at):
             tickAt = at
+        case .rotateTransport:
+            rotate(at: now)
         case .note(let note):
             if case .stateChanged(.speaking, _) = note, !outputBroken {
                 do {
@@ -527,7 +638,7 @@ public final class SessionDriver: @unchecked Sendable {
         guard closeReason == nil else { return }
         let limit = clock.now + options.closeWait
         while closeReason == nil, let input = inbox.next(until: limit) {
-            if case .transport(.closed(let reason)) = input {
+            if case .transport(.closed(let reason), let connection) = input, connection == connectionNumber {
                 closeReason = reason
                 report(.transport(.closed(reason)), at: clock.now)
             }

@@ -25,6 +25,11 @@ public enum SessionAction: Sendable, Hashable {
     case scheduleTick(at: SessionInstant?)
     /// Something a timeline shows.
     case note(SessionNote)
+    /// Open a fresh connection beside the current one; hold what would be sent until it opens,
+    /// then report ``SessionMachine/rotationOpened(at:)`` (and send what was held after the
+    /// messages that returns), and close the old one; or report
+    /// ``SessionMachine/rotationFailed(_:at:)`` and go on with the current connection.
+    case rotateTransport
 }
 
 /// What happened, for a timeline or a log; the machine's views hold the same facts as state.
@@ -69,4 +74,10 @@ public enum SessionNote: Sendable, Hashable {
     case audioWaiting
     /// Audio is unavailable, and why: the session runs as a text conversation.
     case audioUnavailable(String)
+    /// A fresh connection is being opened to replace the current one.
+    case rotationStarted
+    /// The fresh connection took over `gap` after the rotation began.
+    case rotated(gap: Duration)
+    /// The fresh connection could not be opened; the session stays on the current one.
+    case rotationFailed(String)
 }

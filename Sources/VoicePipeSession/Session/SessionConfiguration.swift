@@ -38,6 +38,11 @@ public struct SessionConfiguration: Sendable, Hashable {
     /// The longest the session waits for `session.ended` after `session.end`, however long reply
     /// audio keeps coming (and past the allowance, for the last reply once the input has ended).
     public var maximumEndWait: Duration
+    /// Open a fresh connection at the first ready moment once the current one is this old (AWS
+    /// runtimes close streams after a fixed time, and credentials expire); nil never rotates.
+    public var rotateAfter: Duration?
+    /// After a rotation that failed, the wait before the next attempt.
+    public var rotationRetryDelay: Duration
 
     public init(
         sessionId: String,
@@ -55,8 +60,12 @@ public struct SessionConfiguration: Sendable, Hashable {
         pendingTextLimit: Int = 32,
         endTimeout: Duration = .seconds(5),
         stallLimit: Duration = .seconds(5),
-        maximumEndWait: Duration = .seconds(60)
+        maximumEndWait: Duration = .seconds(60),
+        rotateAfter: Duration? = nil,
+        rotationRetryDelay: Duration = .seconds(10)
     ) {
+        self.rotateAfter = rotateAfter
+        self.rotationRetryDelay = rotationRetryDelay
         self.sessionId = sessionId
         self.context = context
         self.gate = gate

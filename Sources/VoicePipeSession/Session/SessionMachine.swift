@@ -75,6 +75,12 @@ public struct SessionMachine: Sendable {
     private var scheduledTick: SessionInstant?
     private var toolPairing: [String: Int] = [:]
     private var unknownTypesNoted: Set<String> = []
+    /// When the current connection opened (for rotation).
+    private var connectionOpenedAt: SessionInstant?
+    /// When the rotation in progress began.
+    private var rotationStartedAt: SessionInstant?
+    /// No rotation before this, after one failed.
+    private var rotationNotBefore: SessionInstant?
 
     /// Every user turn, in order.
     public private(set) var turns: [TurnRecord] = []
@@ -122,9 +128,44 @@ public struct SessionMachine: Sendable {
         lastAudioSentAt = now
         lastRuntimeMessageAt = now
         lastRuntimeProgressAt = now
+        connectionOpenedAt = now
         transition(to: .ready, &actions)
         return finish(&actions, at: now)
     }
+
+    /// The fresh connection of a rotation opened: `session.start` goes out on it with the same
+    /// session id, the same context and `continuesSessionId`; the state stays as it is.
+    public mutating func rotationOpened(at now: SessionInstant) -> [SessionAction] {
+        var actions = [SessionAction]()
+        guard let started = rotationStartedAt, isLive else {
+            ignore("rotation opened", &actions)
+            return finish(&actions, at: now)
+        }
+        rotationStartedAt = nil
+        connectionOpenedAt = now
+        actions.append(.send(.sessionStart(sessionId: configuration.sessionId, context: configuration.context,
+                                           continuesSessionId: configuration.sessionId)))
+        toolDrawer.append(.sessionStarted(sessionId: configuration.sessionId, at: now))
+        actions.append(.note(.rotated(gap: now - started)))
+        return finish(&actions, at: now)
+    }
+
+    /// The fresh connection of a rotation could not be opened: the session goes on with the
+    /// current one and tries again after ``SessionConfiguration/rotationRetryDelay``.
+    public mutating func rotationFailed(_ reason: String, at now: SessionInstant) -> [SessionAction] {
+        var actions = [SessionAction]()
+        guard rotationStartedAt != nil else {
+            ignore("rotation failed", &actions)
+            return finish(&actions, at: now)
+        }
+        rotationStartedAt = nil
+        rotationNotBefore = now + configuration.rotationRetryDelay
+        actions.append(.note(.rotationFailed(reason)))
+        return finish(&actions, at: now)
+    }
+
+    /// True while a fresh connection is being opened to replace the current one.
+    public var isRotating: Bool { rotationStartedAt != nil }
 
     /// The transport closed. Expected after this side closed it; after `session.end` an orderly
     /// close ends the session (`disconnected`); otherwise it is `error(transport)`.
@@ -462,6 +503,7 @@ public struct SessionMachine: Sendable {
                 }
             }
             if case .speaking = current, let drainedAt { deadlines.append(drainedAt + configuration.playbackGap) }
+            if let due = rotationDue { deadlines.append(due) }
             return deadlines.min()
         case .disconnected, .error:
             return nil
@@ -575,6 +617,20 @@ public struct SessionMachine: Sendable {
 
     // MARK: Rules
 
+    /// When the current connection is due for rotation (nil: no rotation configured, one in
+    /// progress, or the session ending).
+    private var rotationDue: SessionInstant? {
+        guard let after = configuration.rotateAfter, let opened = connectionOpenedAt, rotationStartedAt == nil,
+              endSentAt == nil, isLive else { return nil }
+        return max(opened + after, rotationNotBefore ?? opened)
+    }
+
+    /// Ready, with no turn open, awaited or being answered: a moment a connection can change.
+    private var isQuietAndReady: Bool {
+        guard case .ready = current else { return false }
+        return openTurn == nil && awaitingReply.isEmpty && replying == nil && textsInFlight.isEmpty
+    }
+
     private var isLive: Bool {
         switch current {
         case .ready, .talking, .thinking, .speaking: true
@@ -660,6 +716,11 @@ public struct SessionMachine: Sendable {
            textsInFlight.isEmpty, awaitingReply.isEmpty, openTurn == nil, replying == nil {
             beginEnding("the input ended and every turn was answered", at: now, &actions)
         }
+        if let due = rotationDue, now >= due, isQuietAndReady {
+            rotationStartedAt = now
+            actions.append(.note(.rotationStarted))
+            actions.append(.rotateTransport)
+        }
         let next = nextDeadline
         if next != scheduledTick {
             scheduledTick = next
@@ -702,6 +763,9 @@ public struct SessionMachine: Sendable {
 
     private mutating func resetConnection() {
         dropConnection()
+        connectionOpenedAt = nil
+        rotationStartedAt = nil
+        rotationNotBefore = nil
         gate = VoiceGate(options: configuration.gate)
         endSentAt = nil
         expectingClose = false

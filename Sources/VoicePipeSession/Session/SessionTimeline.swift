@@ -66,6 +66,12 @@ public enum SessionTimeline {
             body = ["the runtime is not taking audio as fast as the input is read: waiting"]
         case .audioUnavailable(let reason):
             body = ["audio unavailable: \(reason); text only"]
+        case .rotationStarted:
+            body = ["rotating: opening a fresh connection (what is captured meanwhile waits for it)"]
+        case .rotated(let gap):
+            body = ["rotated: the fresh connection took over after \(seconds(gap)); the old one is closing"]
+        case .rotationFailed(let reason):
+            body = ["rotation failed: \(reason); staying on the current connection"]
         }
         guard let first = body.first else { return [] }
         let indent = String(repeating: " ", count: stamp.count)

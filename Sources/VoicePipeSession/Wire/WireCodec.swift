@@ -82,9 +82,10 @@ public enum WireCodec {
     static func fields(of message: WireMessage) -> JSONObject {
         var object: JSONObject = ["type": .string(message.type.rawValue)]
         switch message {
-        case .sessionStart(let sessionId, let context):
+        case .sessionStart(let sessionId, let context, let continues):
             object["sessionId"] = .string(sessionId)
             object["context"] = .object(context)
+            if let continues { object["continuesSessionId"] = .string(continues) }
         case .audioChunk(let chunk):
             object["data"] = .string(chunk.samples.withUnsafeBufferPointer { AudioChunkJSON.encodeData($0) })
             object["sampleRate"] = .integer(chunk.sampleRate)
@@ -141,7 +142,8 @@ public enum WireCodec {
         let message: WireMessage
         switch MessageType(rawValue: type) {
         case .sessionStart:
-            message = .sessionStart(sessionId: try reader.string("sessionId"), context: try reader.optionalObject("context") ?? JSONObject())
+            message = .sessionStart(sessionId: try reader.string("sessionId"), context: try reader.optionalObject("context") ?? JSONObject(),
+                                    continuesSessionId: try reader.optionalString("continuesSessionId"))
         case .audioChunk:
             message = .audioChunk(try audioChunk(&reader, limits: limits))
         case .textInput:

@@ -12,8 +12,9 @@ public enum TranscriptRole: String, Sendable, Hashable {
 /// after `type`. A message of a type this version does not know decodes to ``unknown(type:fields:)``.
 public enum WireMessage: Sendable, Hashable {
     // Client → runtime.
-    /// `session.start` with `sessionId` and a free-form `context` object.
-    case sessionStart(sessionId: String, context: JSONObject)
+    /// `session.start` with `sessionId`, a free-form `context` object and, on a fresh connection
+    /// that continues a session (a rotation), `continuesSessionId`.
+    case sessionStart(sessionId: String, context: JSONObject, continuesSessionId: String? = nil)
     /// `audio.chunk`: base64 Int16 little-endian `data` at `sampleRate` (16 kHz out, 24 kHz back).
     /// (``AudioChunk`` is Core's, shared with the allocation-free fast path.)
     case audioChunk(AudioChunk)

@@ -5,7 +5,7 @@ import VoicePipeIO
 import VoicePipeSession
 
 /// Which runtime a session talks to.
-enum SessionRuntimeChoice: CustomStringConvertible {
+enum SessionRuntimeChoice: CustomStringConvertible, Sendable {
     /// The in-process runtime (the default).
     case embedded(EmbeddedRuntimeOptions)
     /// JSON Lines on this process's standard input and output.
@@ -95,6 +95,9 @@ enum SessionArguments {
         var configuration = SessionConfiguration(sessionId: sessionId, context: context, longRunningTools: Set(arguments.values("long-running-tool")))
         if let seconds = try arguments.decimal("reply-timeout", in: 0.1...3_600, command: command) {
             configuration.replyTimeout = .seconds(seconds)
+        }
+        if let seconds = try WebSocketArguments.rotation(arguments, command: command) {
+            configuration.rotateAfter = .seconds(seconds)
         }
         return configuration
     }

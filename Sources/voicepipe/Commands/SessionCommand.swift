@@ -94,7 +94,9 @@ struct SessionCommand: Command {
         let printer = SessionPrinter(toStandardError: transport.usesStandardStreams || outputPath == "-" || logPath == "-", quiet: quiet)
         let log = try SessionArguments.log(logPath, sampleRate: configuration.captureSampleRate)
         let options = SessionDriverOptions(session: configuration, initialTexts: texts, audioUnavailable: problems.isEmpty ? nil : problems.joined(separator: "; "))
-        let driver = SessionDriver(options: options, transport: try transport.makeTransport(), capture: source, output: output.output) { event, instant in
+        let runtime = transport
+        let connect: (@Sendable () throws -> any SessionTransport)? = configuration.rotateAfter == nil ? nil : { @Sendable in try runtime.makeTransport() }
+        let driver = SessionDriver(options: options, transport: try transport.makeTransport(), connect: connect, capture: source, output: output.output) { event, instant in
             printer.show(event, at: instant)
             log?.record(event, at: instant)
         }
