@@ -54,7 +54,8 @@ struct SigV4BotocoreTests {
         let stringToSign: String
     }
 
-    @Test(arguments: cases)
+    /// One case at a time: each starts a Python, and the rest of the suite has timing tests.
+    @Test(.serialized, arguments: cases)
     func swiftAndBotocoreSignTheSameBytes(_ test: Case) async throws {
         let signer = try SigV4Signer(region: Self.region, service: "bedrock-agentcore")
         let credentials = AWSCredentials(accessKeyID: Self.credentials.accessKeyID, secretAccessKey: Self.credentials.secret, sessionToken: test.sessionToken)

@@ -7,11 +7,14 @@ import VoicePipeIO
 /// Printing shows only the last four characters of the key ID: the secret key and the session
 /// token never appear in a description, a debug description, a mirror (`dump`) or an error.
 public struct AWSCredentials: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The access key ID (`AKIA…` for long-term keys, `ASIA…` for temporary ones): not secret.
     public var accessKeyID: String
+    /// The secret access key: it signs, and is never sent or printed.
     public var secretAccessKey: String
     /// The token of temporary credentials (from STS); nil for long-term keys.
     public var sessionToken: String?
 
+    /// Credentials as given; ``resolve(environment:homeDirectory:profile:)`` finds them as the AWS CLI does.
     public init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil) {
         self.accessKeyID = accessKeyID
         self.secretAccessKey = secretAccessKey

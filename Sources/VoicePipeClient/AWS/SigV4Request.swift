@@ -20,6 +20,7 @@ public struct SigV4Request: Sendable, CustomStringConvertible, CustomDebugString
     /// header whose values are joined with commas.
     public var headers: [(name: String, value: String)]
 
+    /// A request for `host` and `path`; see the properties for what each holds.
     public init(method: String = "GET", host: String, path: String = "/",
                 query: [(name: String, value: String)] = [], headers: [(name: String, value: String)] = []) {
         self.method = method

@@ -50,6 +50,7 @@ public struct SigV4Signer: Sendable, Hashable {
         public let request: SigV4Request
         /// The canonical request that was signed (it holds the session token, so never log it).
         public let canonicalRequest: String
+        /// The string to sign: algorithm, time, credential scope, hash of the canonical request.
         public let stringToSign: String
         /// 64 lower-case hex digits.
         public let signature: String
