@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+import VoicePipeTestSupport
+
+/// `voicepipe session --url` against the runtime server of Samples/runtime-server on 127.0.0.1:
+/// the exact frames, secrets kept out of every output, SigV4, rotation, and failures.
+@Suite(.serialized) struct SessionWebSocketTests {
+    static let sample = CommandRunner.sample("speech-8k-mono-s16.wav")
+
+    /// The lines of a JSON Lines file that are `audio.chunk` messages.
+    static func audioChunks(in path: String) throws -> [String] {
+        try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+            .filter { $0.contains(#""type":"audio.chunk""#) }
+    }
+
+    @Test func theServerReceivesExactlyTheFramesEncodeWrites() throws {
+        let directory = try TemporaryDirectory()
+        let recorded = directory.path("recorded.jsonl"), encoded = directory.path("encoded.jsonl"), reply = directory.path("reply.wav")
+        let server = try RuntimeServer(["--pace", "fast", "--record", recorded])
+        defer { server.stop() }
+        let result = try CommandRunner.run(["session", Self.sample, "--fast", "--url", server.url + "/voice", "--out", reply])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains("with the runtime at \(server.url)/voice"))
+        #expect(result.stdout.contains("ended cleanly"))
+        #expect(try CommandRunner.run(["encode", Self.sample, "--out", encoded]).status == 0)
+        let sent = try Self.audioChunks(in: recorded)
+        let expected = try Self.audioChunks(in: encoded)
+        #expect(expected.count == 88)
+        #expect(sent == expected)
+        let (format, played) = try AudioFiles.read(reply, as: Float.self)
+        #expect(format.sampleRate == 24_000 && format.sampleType == .float32)
+        #expect(!played.isEmpty)
+    }
+
+    @Test func credentialsInTheURLAndHeadersNeverAppearInAnyOutput() throws {
+        let directory = try TemporaryDirectory()
+        let log = directory.path("session.jsonl")
+        let server = try RuntimeServer(["--pace", "fast"])
+        defer { server.stop() }
+        let authority = server.url.replacingOccurrences(of: "ws://", with: "ws://agent:s3cret-password@")
+        let result = try CommandRunner.run(["session", "--text", "hello", "--url", authority + "/voice?token=s3cret-token",
+                                            "--header", "X-Api-Key: s3cret-key", "--log", log])
+        #expect(result.status == 0, "\(result)")
+        let logged = try String(contentsOfFile: log, encoding: .utf8)
+        for secret in ["s3cret-password", "s3cret-token", "s3cret-key"] {
+            #expect(!result.stdout.contains(secret) && !result.stderr.contains(secret) && !logged.contains(secret), "\(secret) leaked")
+        }
+        #expect(result.stdout.contains("/voice?…"))
+        let connection = try #require(server.events(named: "connection").first)
+        #expect(connection["query"] as? String == "token=s3cret-token")
+        let headers = "\(connection["headers"] ?? "")"
+        #expect(headers.contains("s3cret-key"))
+        #expect(headers.contains("Basic " + Data("agent:s3cret-password".utf8).base64EncodedString()))
+    }
+
+    @Test(arguments: ["presign", "header"])
+    func aSigV4SignedSessionRunsAndAWrongSecretExits75WithTheStatus(placement: String) throws {
+        let key = "AKIDVOICEPIPECLI", secret = "s3cretSecretAccessKeyForTheCLITest"
+        let server = try RuntimeServer(["--pace", "fast", "--require-sigv4", placement, "--aws-access-key-id", key,
+                                        "--aws-secret-access-key", secret, "--aws-region", "eu-west-1"])
+        defer { server.stop() }
+        let url = server.url + "/runtimes/arn%3Aaws%3Abedrock-agentcore%3Aeu-west-1%3A123456789012%3Aruntime%2Fagent/ws?qualifier=DEFAULT"
+        let arguments = ["session", "--text", "hello", "--url", url, "--aws-sigv4", placement]
+        let environment = ["AWS_ACCESS_KEY_ID": key, "AWS_REGION": "eu-west-1", "AWS_SESSION_TOKEN": "", "AWS_PROFILE": ""]
+        let accepted = try CommandRunner.run(arguments, environment: environment.merging(["AWS_SECRET_ACCESS_KEY": secret]) { $1 })
+        #expect(accepted.status == 0, "\(accepted)\n\(server.events(named: "sigv4"))")
+        let refused = try CommandRunner.run(arguments, environment: environment.merging(["AWS_SECRET_ACCESS_KEY": secret + "x"]) { $1 })
+        #expect(refused.status == 75, "\(refused)")
+        #expect(refused.stderr.contains("HTTP status 403"), "\(refused)")
+        for output in [accepted.stdout, accepted.stderr, refused.stdout, refused.stderr] {
+            #expect(!output.contains(secret))
+        }
+    }
+
+    @Test func aRotationMidStreamAccountsForEveryFrame() throws {
+        let directory = try TemporaryDirectory()
+        // A tone, a pause of digital silence and a second tone: two turns, with quiet ready moments between.
+        let tone = Signals.int16(Signals.sine(frequency: 440, amplitude: 0.5, sampleRate: 16_000, frames: 16_000))
+        let samples = tone + [Int16](repeating: 0, count: 16_000 * 3 / 2) + tone
+        let input = try directory.file("two-turns.wav", Array(WAVBytes.pcm16(rate: 16_000, channels: 1, samples: samples)))
+        let recorded = directory.path("recorded.jsonl"), encoded = directory.path("encoded.jsonl")
+        let server = try RuntimeServer(["--pace", "fast", "--record", recorded])
+        defer { server.stop() }
+        let result = try CommandRunner.run(["session", input, "--url", server.url + "/voice", "--rotate-after", "1"])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains("rotated: the fresh connection took over after"), "\(result)")
+        #expect(try CommandRunner.run(["encode", input, "--out", encoded]).status == 0)
+        // Frames cross two connections, so their arrival order may interleave: count each.
+        let sent = try Self.audioChunks(in: recorded), expected = try Self.audioChunks(in: encoded)
+        #expect(sent.count == expected.count)
+        #expect(Dictionary(sent.map { ($0, 1) }, uniquingKeysWith: +) == Dictionary(expected.map { ($0, 1) }, uniquingKeysWith: +))
+        let sessions = server.events(named: "session")
+        #expect(sessions.count >= 2)
+        #expect(sessions.dropFirst().allSatisfy { $0["continuesSessionId"] as? String == $0["sessionId"] as? String })
+    }
+
+    @Test func aServerThatDropsTheConnectionMidSessionExits75() throws {
+        let server = try RuntimeServer(["--drop-after", "2"])
+        defer { server.stop() }
+        let result = try CommandRunner.run(["session", "--text", "one", "--text", "two", "--url", server.url + "/voice"])
+        #expect(result.status == 75, "\(result)")
+        #expect(result.stderr.contains("dropped without a close frame"), "\(result)")
+    }
+
+    @Test func aRefusedHandshakeExits75WithItsStatus() throws {
+        let server = try RuntimeServer(["--refuse-status", "503"])
+        defer { server.stop() }
+        let result = try CommandRunner.run(["session", "--text", "hello", "--url", server.url + "/voice"])
+        #expect(result.status == 75, "\(result)")
+        #expect(result.stderr.contains("refused the WebSocket handshake with HTTP status 503"), "\(result)")
+    }
+
+    @Test(arguments: [
+        (["--text", "x", "--header", "X-A: 1"], 64, "'--header' applies to a WebSocket runtime: give '--url' too"),
+        (["--text", "x", "--url", "http://127.0.0.1/ws"], 64, "the URL starts with 'http://'"),
+        (["--text", "x", "--url", "ws://127.0.0.1:99999/ws"], 64, "the URL's port '99999' is not a number from 1 to 65535"),
+        (["--text", "x", "--url", "ws://127.0.0.1/ws", "--stdio"], 64, "'--url' cannot be combined with '--stdio'"),
+        (["--text", "x", "--url", "ws://127.0.0.1/ws", "--header", "no colon"], 64, "a header must be given as 'Name: value'"),
+        (["--text", "x", "--url", "wss://127.0.0.1/ws", "--ca-file", "/nonexistent/ca.pem"], 66, "cannot read the CA file '/nonexistent/ca.pem'"),
+        (["--text", "x", "--url", "ws://127.0.0.1/ws", "--ca-file", "/etc/hostname"], 64, "'--ca-file' applies to a wss:// URL"),
+        (["--text", "x", "--url", "ws://127.0.0.1/ws", "--aws-sigv4", "query"], 64, "'--aws-sigv4' must be presign or header, not 'query'"),
+        (["--text", "x", "--url", "ws://127.0.0.1/ws", "--aws-sigv4", "presign"], 64, "no AWS region"),
+        (["--text", "x", "--url", "ws://127.0.0.1/ws", "--aws-sigv4", "presign", "--aws-region", "us-east-1"], 64, "no AWS credentials"),
+        (["--text", "x", "--url", "ws://127.0.0.1/ws", "--rotate-after", "0"], 64, "'--rotate-after' must be a number from 1 to 86400"),
+    ] as [([String], Int32, String)])
+    func badWebSocketOptionsAreRefusedBeforeConnecting(arguments: [String], status: Int32, message: String) throws {
+        let home = try TemporaryDirectory()
+        let environment = ["HOME": home.path(""), "AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_REGION": "", "AWS_DEFAULT_REGION": "",
+                           "AWS_PROFILE": "", "AWS_SHARED_CREDENTIALS_FILE": home.path("credentials")]
+        let result = try CommandRunner.run(["session"] + arguments, environment: environment)
+        #expect(result.status == status, "\(result)")
+        #expect(result.stderr.contains(message), "\(result)")
+    }
+}
