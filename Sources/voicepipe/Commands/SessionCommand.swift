@@ -29,7 +29,7 @@ struct SessionCommand: Command {
     ]
     static var help: String {
         Arguments.help(
-            usage: "voicepipe session [<input>] [--text <text>]... [--out <file.wav>] [--log <file.jsonl>] [--fast] [--stdio | --runtime-command <cmd>] [--mic <device>] [--speaker <device>] [--context <key=value>]...",
+            usage: "voicepipe session [<input>] [--text <text>]... [--out <file.wav>] [--log <file.jsonl>] [--fast] [--stdio | --runtime-command <cmd> | --url <ws(s)://host[:port]/path>] [--mic <device>] [--speaker <device>] [--context <key=value>]...",
             abstract: abstract,
             discussion: """
             The input file (any format 'convert' reads; '-' is standard input) goes through the capture path
@@ -39,6 +39,13 @@ struct SessionCommand: Command {
             a table of the turn's levels and, as the reply, your own audio of the turn at 24 kHz (a typed
             turn gets a short tone). When the input has ended and the last reply has played, the session
             sends session.end and waits up to 5 s for session.ended.
+
+            --url talks to a runtime over a WebSocket instead (wss:// verified against the system's CAs,
+            or --ca-file). Header values, the URL's query and its user:password@ never appear in the
+            timeline, the log or an error. --aws-sigv4 signs the handshake with the credentials AWS tools
+            read (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN, else ~/.aws/credentials and
+            AWS_PROFILE); --rotate-after moves the session to a fresh, re-signed connection at the first
+            ready moment after that many seconds, losing no frame.
 
             The timeline shows each state change, transcripts, tool calls (over-budget ones marked),
             info cards as tables, escalation and keep-alives; the summary gives turns, audio both ways
@@ -50,6 +57,8 @@ struct SessionCommand: Command {
                 "voicepipe session Samples/Audio/speech-48k-stereo-f32.wav --out reply.wav",
                 "voicepipe session --text 'what is my tyre pressure?' --context persona=Dana --context 'vehicle=2022 Model Y'",
                 "voicepipe session take.wav --runtime-command 'python3 runtime.py' --log session.jsonl --fast",
+                "voicepipe session take.wav --url wss://runtime.example.com/voice --header 'Authorization: Bearer $TOKEN'",
+                "voicepipe session take.wav --url 'wss://bedrock-agentcore.us-west-2.amazonaws.com/runtimes/<arn>/ws' --aws-sigv4 presign --rotate-after 420",
                 "voicepipe session --mic default --speaker default",
             ],
             options: options, flags: flags)
