@@ -95,7 +95,8 @@ public final class RuntimeServer: Sendable {
         events.filter { $0["event"] as? String == name }
     }
 
-    /// Waits (on this thread) for an event satisfying `condition`; nil when none came in time.
+    /// Waits (on this thread) for an event satisfying `condition` (which must not call back into
+    /// the server: it runs under its lock); nil when none came in time.
     public func waitForEvent(within seconds: Double = 20, where condition: ([String: any Sendable]) -> Bool) -> [String: any Sendable]? {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
@@ -103,6 +104,17 @@ public final class RuntimeServer: Sendable {
             usleep(2_000)
         }
         return nil
+    }
+
+    /// Waits (on this thread) until at least `count` events named `name` have come; false when
+    /// they did not in time.
+    public func waitForEvents(named name: String, count: Int, within seconds: Double = 20) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while events(named: name).count < count {
+            guard Date() < deadline else { return false }
+            usleep(2_000)
+        }
+        return true
     }
 
     /// Waits for the first event named `name`.

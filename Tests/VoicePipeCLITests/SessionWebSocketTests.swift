@@ -79,9 +79,14 @@ import VoicePipeTestSupport
         let samples = tone + [Int16](repeating: 0, count: 16_000 * 3 / 2) + tone
         let input = try directory.file("two-turns.wav", Array(WAVBytes.pcm16(rate: 16_000, channels: 1, samples: samples)))
         let recorded = directory.path("recorded.jsonl"), encoded = directory.path("encoded.jsonl")
-        let server = try RuntimeServer(["--pace", "fast", "--record", recorded])
+        // Each connection must be signed (anew): the server checks every handshake with botocore.
+        let key = "AKIDROTATION", secret = "s3cretRotationSecretAccessKey"
+        let server = try RuntimeServer(["--pace", "fast", "--record", recorded, "--require-sigv4", "presign",
+                                        "--aws-access-key-id", key, "--aws-secret-access-key", secret])
         defer { server.stop() }
-        let result = try CommandRunner.run(["session", input, "--url", server.url + "/voice", "--rotate-after", "1"])
+        let result = try CommandRunner.run(["session", input, "--url", server.url + "/voice", "--rotate-after", "1",
+                                            "--aws-sigv4", "presign", "--aws-region", "us-east-1"],
+                                           environment: ["AWS_ACCESS_KEY_ID": key, "AWS_SECRET_ACCESS_KEY": secret, "AWS_SESSION_TOKEN": ""])
         #expect(result.status == 0, "\(result)")
         #expect(result.stdout.contains("rotated: the fresh connection took over after"), "\(result)")
         #expect(try CommandRunner.run(["encode", input, "--out", encoded]).status == 0)
@@ -89,6 +94,9 @@ import VoicePipeTestSupport
         let sent = try Self.audioChunks(in: recorded), expected = try Self.audioChunks(in: encoded)
         #expect(sent.count == expected.count)
         #expect(Dictionary(sent.map { ($0, 1) }, uniquingKeysWith: +) == Dictionary(expected.map { ($0, 1) }, uniquingKeysWith: +))
+        _ = server.waitForEvents(named: "sigv4", count: 2, within: 10)
+        let signatures = server.events(named: "sigv4")
+        #expect(signatures.count >= 2 && signatures.allSatisfy { ["1", "1.0", "true"].contains("\($0["accepted"] ?? "")") }, "\(signatures)")
         let sessions = server.events(named: "session")
         #expect(sessions.count >= 2)
         #expect(sessions.dropFirst().allSatisfy { $0["continuesSessionId"] as? String == $0["sessionId"] as? String })

@@ -503,7 +503,8 @@ public struct SessionMachine: Sendable {
                 }
             }
             if case .speaking = current, let drainedAt { deadlines.append(drainedAt + configuration.playbackGap) }
-            if let due = rotationDue { deadlines.append(due) }
+            // Only while quiet: a turn that ends later reaches `finish`, which rotates then.
+            if let due = rotationDue, isQuietAndReady { deadlines.append(due) }
             return deadlines.min()
         case .disconnected, .error:
             return nil
