@@ -943,7 +943,9 @@ class VoiceRuntime:
         """Runs the timers due by `now`, earliest first: the end-of-audio wait and escalation follow-ups."""
         self.latest = max(self.latest, now)
         while self.phase == "running":
-            timeout = self.last_audio_at + END_OF_AUDIO_NS if self.gate.is_open and self.last_audio_at is not None else None
+            timeout = None
+            if self.gate.is_open and self.last_audio_at is not None:
+                timeout = self.last_audio_at + END_OF_AUDIO_NS
             follow_up = self.escalation_follow_ups[0] if self.escalation_follow_ups else None
             if timeout is not None and timeout <= now and (follow_up is None or timeout <= follow_up):
                 if self.gate.close():
@@ -1238,16 +1240,22 @@ class RuntimeConnection:
         self.stalled = False
 
     async def serve(self) -> None:
-        """Runs the connection until it closes (a stalled one until the server stops)."""
-        reader = asyncio.create_task(self._read())
-        pinger = asyncio.create_task(self._ping()) if self.settings.ping_interval else None
+        """Reads, answers and pings until the connection closes (a stalled one: until the server stops).
+
+        A task that fails takes the connection down with it (websockets then logs the traceback).
+        """
+        closed = asyncio.create_task(self.connection.wait_closed())
+        running = {closed, asyncio.create_task(self._read()), asyncio.create_task(self._answer())}
+        if self.settings.ping_interval:
+            running.add(asyncio.create_task(self._ping()))
         try:
-            await self._answer()
-            await self.connection.wait_closed()
+            while not closed.done():
+                done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    task.result()
         finally:
-            for task in (reader, pinger):
-                if task is not None:
-                    task.cancel()
+            for task in running:
+                task.cancel()
             self._print_closed()
 
     # Reading
@@ -1261,9 +1269,10 @@ class RuntimeConnection:
                 break
             self.received += 1
             self._take(data)
-            if await self._misbehave_after_receiving():
-                return
+            stop = await self._misbehave_after_receiving()
             self.wake.set()
+            if stop:
+                return
         self.runtime.closed()
         self.wake.set()
 
@@ -1463,7 +1472,9 @@ class RuntimeServer:
         settings = self.settings
         if settings.refuse_status is not None:
             info.misbehaviour = {"switch": "refuse-status", "status": settings.refuse_status}
-            body = settings.refuse_body if settings.refuse_body is not None else http.HTTPStatus(settings.refuse_status).phrase + "\n"
+            body = settings.refuse_body
+            if body is None:
+                body = http.HTTPStatus(settings.refuse_status).phrase + "\n"
             return connection.respond(settings.refuse_status, body)
         if settings.sigv4 is not None:
             info.sigv4 = verify_sigv4(request, settings.sigv4, time.time())
@@ -1565,7 +1576,8 @@ def parse_settings(argv: list[str]) -> Settings:
     add("--oversized", type=int, metavar="BYTES", help="after the greeting, send a debug message of BYTES bytes")
     add("--invalid-utf8", action="store_true", help="after the greeting, send a text frame that is not UTF-8")
     add("--wrong-accept", action="store_true", help="answer the handshake with a wrong Sec-WebSocket-Accept")
-    add("--require-sigv4", choices=("presign", "header", "any"), help="refuse handshakes without a valid SigV4 signature")
+    add("--require-sigv4", choices=("presign", "header", "any"),
+        help="refuse handshakes without a valid SigV4 signature (in the query, in headers, or either)")
     add("--aws-access-key-id", metavar="ID")
     add("--aws-secret-access-key", metavar="SECRET")
     add("--aws-session-token", metavar="TOKEN")

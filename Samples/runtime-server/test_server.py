@@ -14,7 +14,6 @@ import hashlib
 import json
 import math
 import os
-import queue
 import re
 import signal
 import socket
@@ -488,15 +487,20 @@ class SwitchTests(ServerTestCase):
         self.assertEqual(server.wait_event("closed", id=1)["code"], 1009)
 
     def test_drop_after_drops_the_tcp_connection_without_a_close_frame(self):
-        server = self.server("--drop-after", "2")
-        with connect(server.url) as ws:
-            ws.send(start())
-            ws.send(message("text.input", text="hi"))
-            _, closed = drain_until_closed(ws)
-        self.assertIsNone(closed.rcvd)
-        server.wait_event("misbehaved", id=1, switch="drop-after", after=2)
-        event = server.wait_event("closed", id=1)
-        self.assertEqual((event["code"], event["by"], event["clean"]), (1006, "server", False))
+        for after in (1, 2):
+            with self.subTest(after=after):
+                server = self.server("--drop-after", str(after))
+                with connect(server.url) as ws:
+                    ws.send(start())
+                    if after == 2:
+                        self.assertEqual(ws.recv(timeout=5), GREETING)
+                    ws.send(message("text.input", text="hi"))
+                    received, closed = drain_until_closed(ws)
+                self.assertIsNone(closed.rcvd)
+                self.assertEqual(received, [])  # the message the switch fires on is not answered
+                server.wait_event("misbehaved", id=1, switch="drop-after", after=after)
+                event = server.wait_event("closed", id=1)
+                self.assertEqual((event["code"], event["by"], event["clean"]), (1006, "server", False))
 
     def test_close_after_closes_with_the_code_and_reason(self):
         server = self.server("--close-after", "1", "--close-code", "4000", "--close-reason", "going now")
