@@ -1631,10 +1631,15 @@ def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) 
 
 
 def main(argv: list[str]) -> int:
-    """Parses the command line and serves until SIGTERM or SIGINT; exit status 0."""
+    """Parses the command line and serves until SIGTERM or SIGINT: exit status 0; 1 when it cannot
+    start (the port is taken, the record file or the TLS files cannot be read); 2 for a usage error."""
     settings = parse_settings(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(message)s")
-    asyncio.run(RuntimeServer(settings).run())
+    try:
+        asyncio.run(RuntimeServer(settings).run())
+    except OSError as error:  # ssl.SSLError included
+        print(f"server.py: cannot start: {error}", file=sys.stderr)
+        return 1
     return 0
 
 

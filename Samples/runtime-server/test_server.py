@@ -106,7 +106,7 @@ class Server:
 
 class ServerTestCase(unittest.TestCase):
     def server(self, *args: str) -> Server:
-        """Starts a server that must stop with status 0 and no traceback when the test ends."""
+        """Starts a server that must stop with status 0 and nothing on standard error when the test ends."""
         server = Server(*args)
         self.addCleanup(self._stop, server)
         return server
@@ -114,7 +114,7 @@ class ServerTestCase(unittest.TestCase):
     def _stop(self, server: Server) -> None:
         status = server.stop()
         self.assertEqual(status, 0, server.stderr)
-        self.assertNotIn("Traceback", server.stderr)
+        self.assertEqual(server.stderr, "")
 
 
 # MARK: - Messages and audio
@@ -384,6 +384,31 @@ class ProtocolTests(ServerTestCase):
         self.assertEqual(after[-1], "session.ended")
         self.assertEqual(after.count("audio.chunk"), 2)  # 512 samples → 768 at 24 kHz
 
+    def test_other_rates_are_timed_by_their_own_rate_and_an_unresamplable_one_gets_no_audio(self):
+        server = self.server("--pace", "fast")
+        with connect(server.url) as ws:
+            ws.send(start())
+            ws.recv(timeout=5)
+            for samples in chunks_of(tone_burst(tone=1.0, tail=0.7, rate=48_000), 960):
+                ws.send(chunk(samples, rate=48_000))
+            ws.send(message("session.end"))
+            received, _ = drain_until_closed(ws)
+        texts = [json.dumps(item, ensure_ascii=False, separators=(",", ":")) for item in received
+                 if item["type"] != "audio.chunk"]
+        self.assertEqual(texts[0], '{"type":"transcript","role":"user","text":"1.0 s of speech, peak −6.0 dBFS","final":true}')
+        self.assertEqual(texts[2], '{"type":"tool.call","id":"audio_stats-1","name":"audio_stats","input":{"durationSeconds":2,"sampleRate":48000}}')
+        self.assertEqual(sum(len(base64.b64decode(item["data"])) // 2 for item in received if item["type"] == "audio.chunk"), 48_000)
+        self.assertEqual(texts[-1], '{"type":"session.ended","reason":"the client ended the session"}')
+        with connect(server.url) as ws:
+            ws.send(start())
+            ws.recv(timeout=5)
+            for samples in chunks_of(tone_burst(lead=0, tone=1.0, tail=0.6, frequency=50, rate=500), 10):
+                ws.send(chunk(samples, rate=500))
+            texts, replies = read_turn(ws)
+        self.assertEqual(replies, [])
+        self.assertIn('{"type":"debug","message":"audio at 500 Hz cannot be resampled to 24 kHz (the resampler takes 1000 to 768000 Hz): this turn\'s reply has no audio"}', texts)
+        self.assertEqual(texts[-1], '{"type":"transcript","role":"assistant","text":"Here is what I heard: 1.0 s of your speech. Audio at 500 Hz cannot be resampled, so there is no reply audio.","final":true}')
+
     def test_escalation_malformed_early_unknown_and_binary_messages_are_answered_like_the_embedded_runtime(self):
         server = self.server()
         with connect(server.url) as ws:
@@ -420,7 +445,7 @@ class ProtocolTests(ServerTestCase):
             with self.assertRaises(ConnectionClosed) as closed:
                 ws.recv(timeout=5)
         self.assertEqual(closed.exception.rcvd.code, 1001)
-        self.assertNotIn("Traceback", server.stderr)
+        self.assertEqual(server.stderr, "")
 
 
 # MARK: - Switches
@@ -437,13 +462,40 @@ class SwitchTests(ServerTestCase):
                 "not JSON at all",
                 chunk([1, -1, 32767, -32768]),
             ]
-            with connect(server.url) as ws:
+            # Unread replies must not stop the client from reading the server's close frame.
+            with connect(server.url, max_queue=None) as ws:
                 for text in sent:
                     ws.send(text)
                 ws.send(b"binary is not recorded")
                 server.wait_event("received", binary=True)
             server.wait_event("closed")
             self.assertEqual(path.read_bytes(), b"".join(text.encode("utf-8") + b"\n" for text in sent))
+
+    def test_start_runs_the_server_on_the_port_given(self):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        process = subprocess.Popen([str(HERE / "start"), "--port", str(port)], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, encoding="utf-8")
+        try:
+            self.assertEqual(json.loads(process.stdout.readline()), {"event": "listening", "url": f"ws://127.0.0.1:{port}"})
+            with connect(f"ws://127.0.0.1:{port}") as ws:
+                ws.send(start())
+                self.assertEqual(ws.recv(timeout=5), GREETING)
+        finally:
+            process.terminate()
+            _, errors = process.communicate(timeout=8)
+        self.assertEqual((process.returncode, errors), (0, ""))
+
+    def test_compression_is_accepted_unless_switched_off(self):
+        server = self.server()
+        with connect(server.url) as ws:
+            self.assertIn("permessage-deflate", ws.response.headers.get("Sec-WebSocket-Extensions", ""))
+        plain = self.server("--no-compression")
+        with connect(plain.url) as ws:
+            self.assertIsNone(ws.response.headers.get("Sec-WebSocket-Extensions"))
+            ws.send(start())
+            self.assertEqual(ws.recv(timeout=5), GREETING)
 
     def test_subprotocol_the_first_the_server_lists_that_the_client_offers(self):
         server = self.server("--subprotocol", "voicepipe.v1", "--subprotocol", "other")
