@@ -661,11 +661,12 @@ def presigned(port: int, secret: str = SECRET, token: str | None = None, expires
     return f"ws://127.0.0.1:{port}{parts.path}?{parts.query}"
 
 
-def signed_headers(port: int, secret: str = SECRET) -> list[tuple[str, str]]:
+def signed_headers(port: int, secret: str = SECRET, token: str | None = None) -> list[tuple[str, str]]:
     """The headers botocore's SigV4Auth adds to the handshake request."""
     request = AWSRequest(method="GET", url=f"https://127.0.0.1:{port}{AGENT_PATH}?qualifier=DEFAULT")
-    SigV4Auth(Credentials(ACCESS_KEY, secret), "bedrock-agentcore", "us-west-2").add_auth(request)
-    return [(name, request.headers[name]) for name in ("X-Amz-Date", "Authorization")]
+    SigV4Auth(Credentials(ACCESS_KEY, secret, token), "bedrock-agentcore", "us-west-2").add_auth(request)
+    names = ["X-Amz-Date", "Authorization"] + (["X-Amz-Security-Token"] if token else [])
+    return [(name, request.headers[name]) for name in names]
 
 
 class SigV4Tests(ServerTestCase):
@@ -698,11 +699,16 @@ class SigV4Tests(ServerTestCase):
         self.assert_refused(server, tampered, "the signature does not match")
 
     def test_a_session_token_must_be_the_configured_one(self):
-        server = self.sigv4_server("presign", "--aws-session-token", "TOKEN/1+=")
+        server = self.sigv4_server("any", "--aws-session-token", "TOKEN/1+=")
         with connect(presigned(server.port, token="TOKEN/1+=")):
             pass
+        url = f"{server.url}{AGENT_PATH}?qualifier=DEFAULT"
+        with connect(url, additional_headers=signed_headers(server.port, token="TOKEN/1+=")):
+            pass
+        server.wait_event("sigv4", id=2, mode="header", accepted=True)
         self.assert_refused(server, presigned(server.port, token="OTHER"), "the session token is not the expected one")
         self.assert_refused(server, presigned(server.port), "the session token is missing")
+        self.assert_refused(server, url, "the session token is missing", additional_headers=signed_headers(server.port))
 
     def test_headers_signed_by_botocore_are_accepted_and_a_wrong_signature_refused(self):
         server = self.sigv4_server("header")
