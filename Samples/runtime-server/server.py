@@ -1531,6 +1531,9 @@ class RuntimeServer:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
+        # A parent that starts the server from a thread with signals blocked (test runners do)
+        # passes the mask on; unblock them, or SIGTERM would never reach the handlers.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
         context = self.ssl_context()
         async with serve(self.handle, "127.0.0.1", self.settings.port, ssl=context,
                          subprotocols=self.settings.subprotocols or None,

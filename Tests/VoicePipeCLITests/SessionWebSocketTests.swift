@@ -140,3 +140,17 @@ import VoicePipeTestSupport
         #expect(result.stderr.contains(message), "\(result)")
     }
 }
+
+/// The runtime server's own self-test (Samples/runtime-server/test_server.py): its behaviour and
+/// every switch, checked with a Python client and raw sockets, so the server the WebSocket tests
+/// stand on is itself tested.
+struct RuntimeServerSelfTests {
+    @Test func theRuntimeServerPassesItsSelfTest() throws {
+        let python = RuntimeServer.python
+        try #require(FileManager.default.isExecutableFile(atPath: python.path), "run scripts/bootstrap: \(python.path) is missing")
+        let script = CommandRunner.packageRoot.appendingPathComponent("Samples/runtime-server/test_server.py").path
+        let result = try CommandRunner.run([script], executable: python)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderr.contains("OK"), "\(result)")
+    }
+}

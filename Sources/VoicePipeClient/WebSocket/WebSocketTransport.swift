@@ -123,6 +123,7 @@ final class WebSocketEngine: @unchecked Sendable {
     private var established = false
     private var finished = false
     private var closing = false
+    private var closeFrameRequested = false
     private var failure: TransportCloseReason?
     private var peerClose: (code: Int, reason: String)?
     private var assembling: [UInt8] = []
@@ -434,8 +435,12 @@ final class WebSocketEngine: @unchecked Sendable {
     }
 
     private func writeNext(_ wsi: OpaquePointer) -> Int32 {
+        // After the close frame was asked for, lws sends it and waits for the server's answer;
+        // closing again from here would cut that wait short (and reset the connection).
+        guard !closeFrameRequested else { return 0 }
         guard let message = shared.withLock({ $0.popOutgoing() }) else {
             if closing {
+                closeFrameRequested = true
                 var reason = Array("session over".utf8)
                 lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, &reason, reason.count)
                 return -1
