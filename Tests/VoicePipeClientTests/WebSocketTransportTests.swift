@@ -35,9 +35,10 @@ import VoicePipeTestSupport
     @Test func messagesGoBothWaysAndTheServerSeesExactlyTheBytesSent() async throws {
         let server = try RuntimeServer(["--pace", "fast", "--subprotocol", "voicepipe.v1"])
         defer { server.stop() }
+        let trace = try HTTPHeaderField(parsing: "X-Trace: 42")
         let (transport, opening) = try await Self.open(server) {
             $0.subprotocols = ["voicepipe.v2", "voicepipe.v1"]
-            $0.headers = [try! HTTPHeaderField(parsing: "X-Trace: 42")]
+            $0.headers = [trace]
         }
         #expect(opening == [.opened])
         #expect(transport.selectedSubprotocol == "voicepipe.v1")

@@ -230,7 +230,7 @@ final class WebSocketEngine: @unchecked Sendable {
         defer {
             protocols.deinitialize(count: 2)
             protocols.deallocate()
-            cStrings.forEach { free($0) }
+            cStrings.forEach { $0.deallocate() }
             cStrings.removeAll()
         }
 
@@ -360,8 +360,8 @@ final class WebSocketEngine: @unchecked Sendable {
             failure = .failed("the handshake's header fields (\(bytes.count) bytes) do not fit libwebsockets' \(room)-byte buffer", code: nil)
             return -1
         }
-        bytes.withUnsafeBufferPointer { source in
-            UnsafeMutableRawPointer(cursor.pointee).copyMemory(from: source.baseAddress!, byteCount: source.count)
+        bytes.withUnsafeBytes { source in
+            UnsafeMutableRawBufferPointer(start: cursor.pointee, count: source.count).copyMemory(from: source)
         }
         cursor.pointee += bytes.count
         return 0
@@ -454,8 +454,8 @@ final class WebSocketEngine: @unchecked Sendable {
             sendBuffer = .allocate(capacity: sendBufferCapacity)
         }
         guard let buffer = sendBuffer else { return -1 }
-        message.withUnsafeBufferPointer { source in
-            (buffer + pre).update(from: source.baseAddress!, count: source.count)
+        message.withUnsafeBytes { source in
+            UnsafeMutableRawBufferPointer(start: buffer + pre, count: source.count).copyMemory(from: source)
         }
         let written = lws_write(wsi, buffer + pre, message.count, LWS_WRITE_TEXT)
         guard written >= message.count else {
@@ -596,8 +596,13 @@ final class WebSocketEngine: @unchecked Sendable {
         }
     }
 
+    /// A C copy of `text` that lives as long as the context (lws keeps pointers to them).
     private func keep(_ text: String) -> UnsafeMutablePointer<CChar> {
-        let copy = strdup(text)!
+        let copy = text.withCString { source in
+            let copy = UnsafeMutablePointer<CChar>.allocate(capacity: strlen(source) + 1)
+            strcpy(copy, source)
+            return copy
+        }
         cStrings.append(copy)
         return copy
     }
@@ -614,9 +619,7 @@ private func webSocketCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_rea
 }
 
 private func timerFired(_ entry: UnsafeMutablePointer<lws_sorted_usec_list_t>?) {
-    guard let entry else { return }
-    let timer = voicepipe_lws_timer_of(entry)!
-    guard let owner = timer.pointee.owner else { return }
+    guard let entry, let timer = voicepipe_lws_timer_of(entry), let owner = timer.pointee.owner else { return }
     Unmanaged<WebSocketEngine>.fromOpaque(owner).takeUnretainedValue().fired(timer)
 }
 
