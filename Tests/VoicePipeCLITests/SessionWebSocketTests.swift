@@ -110,6 +110,16 @@ import VoicePipeTestSupport
         #expect(result.stderr.contains("dropped without a close frame"), "\(result)")
     }
 
+    @Test func aServerThatStallsMidSessionIsCutAtTheReadTimeoutAndExits75() throws {
+        let server = try RuntimeServer(["--stall-after", "3"])
+        defer { server.stop() }
+        let started = Date()
+        let result = try CommandRunner.run(["session", Self.sample, "--url", server.url + "/voice", "--read-timeout", "2"])
+        #expect(result.status == 75, "\(result)")
+        #expect(result.stderr.contains("the runtime sent nothing, and did not answer a ping, for 2 s"), "\(result)")
+        #expect(Date().timeIntervalSince(started) < 15)
+    }
+
     @Test func aRefusedHandshakeExits75WithItsStatus() throws {
         let server = try RuntimeServer(["--refuse-status", "503"])
         defer { server.stop() }
