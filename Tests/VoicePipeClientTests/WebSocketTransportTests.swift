@@ -236,6 +236,19 @@ import VoicePipeTestSupport
         #expect(ContinuousClock.now - started < .seconds(5))
     }
 
+    @Test func closingAtOnceAfterOpeningEndsAsClosedByTheClient() async throws {
+        let server = try RuntimeServer()
+        defer { server.stop() }
+        let url = try WebSocketURL(parsing: server.url + "/ws")
+        for _ in 0..<20 {
+            let transport = WebSocketTransport(WebSocketConfiguration(url: url))
+            transport.open()
+            transport.close()
+            let events = await TransportTesting.events(of: transport, within: 10)
+            #expect(TransportTesting.closeReason(events) == .closedByClient, "\(events)")
+        }
+    }
+
     @Test func nothingListeningIsAFailureSayingSo() async throws {
         let port = try Self.closedPort()
         let transport = WebSocketTransport(WebSocketConfiguration(url: try WebSocketURL(parsing: "ws://127.0.0.1:\(port)/ws")))

@@ -260,6 +260,7 @@ final class WebSocketEngine: @unchecked Sendable {
         }
         if alreadyClosing {
             failure = .closedByClient
+            finished = true
         } else {
             connect(context)
         }
