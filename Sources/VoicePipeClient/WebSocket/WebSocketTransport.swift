@@ -65,6 +65,11 @@ public final class WebSocketTransport: SessionTransport {
     /// The subprotocol the server chose, once open; nil when it chose none.
     public var selectedSubprotocol: String? { engine.shared.withLock { $0.selectedSubprotocol } }
 
+    /// The name of the transport's service thread (`vp-ws-N`, N counting the transports of the
+    /// process from 1), as `/proc/self/task/*/comm`, `top -H` and debuggers show it: what tells
+    /// whether the thread is still there after the transport ended.
+    public var serviceThreadName: String { engine.threadName }
+
     /// Sends what is queued (for at most the flush timeout), then the close handshake (1000); returns at
     /// once, and ``TransportCloseReason/closedByClient`` arrives when the connection is gone.
     public func close() {
@@ -112,6 +117,9 @@ final class WebSocketEngine: @unchecked Sendable {
     let configuration: WebSocketConfiguration
     let shared = Mutex(Shared())
     let incoming = TransportEventQueue()
+    /// The service thread's name, unique in the process (15 bytes at most, the kernel's limit).
+    let threadName: String
+    private static let engines = Atomic<Int>(0)
 
     // The service thread's own state.
     /// Where lws stores the client connection as soon as it exists (before connecting returns).
@@ -139,6 +147,7 @@ final class WebSocketEngine: @unchecked Sendable {
 
     init(_ configuration: WebSocketConfiguration) {
         self.configuration = configuration
+        threadName = "vp-ws-\(Self.engines.add(1, ordering: .relaxed).newValue % 1_000_000_000)"
         connectTimer = .allocate(capacity: 1)
         flushTimer = .allocate(capacity: 1)
         readTimer = .allocate(capacity: 1)
@@ -638,6 +647,7 @@ private final class ServiceThread: Sendable {
         let status = pthread_create(&thread, nil, { argument in
             guard let argument else { return nil }
             let service = Unmanaged<ServiceThread>.fromOpaque(argument).takeRetainedValue()
+            _ = voicepipe_name_this_thread(service.engine.threadName)
             service.engine.serve()
             return nil
         }, retained.toOpaque())
