@@ -17,7 +17,7 @@ public enum ProcessResources {
     /// Threads whose name (`/proc/self/task/TID/comm`) is `name`.
     public static func threads(named name: String) -> Int {
         entries(of: "/proc/self/task").filter { task in
-            guard let comm = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8) else { return false }
+            guard let comm = wholeFile("/proc/self/task/\(task)/comm") else { return false }
             return comm.trimmingCharacters(in: .newlines) == name
         }.count
     }
@@ -27,7 +27,7 @@ public enum ProcessResources {
     public static func tcpSockets(toPort port: Int) -> Int {
         var inodes = Set<String>()
         for table in ["/proc/self/net/tcp", "/proc/self/net/tcp6"] {
-            guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
+            guard let text = wholeFile(table) else { continue }
             for line in text.split(separator: "\n").dropFirst() {
                 let fields = line.split(separator: " ", omittingEmptySubsequences: true)
                 guard fields.count > 9, let colon = fields[2].lastIndex(of: ":"),
@@ -46,6 +46,23 @@ public enum ProcessResources {
 
     /// One line for a failure message: the totals now.
     public static var summary: String { "\(threadCount) threads, \(descriptorCount) descriptors" }
+
+    /// A /proc file read to its end: they report a size of 0 and give a page per read, so a
+    /// reader trusting the size would see only the start of a long table.
+    private static func wholeFile(_ path: String) -> String? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes = [UInt8]()
+        var page = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = page.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += page[..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 
     private static func entries(of directory: String) -> [String] {
         (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []

@@ -22,7 +22,8 @@ import VoicePipeCore
 /// reports its HTTP status. Received fragments are reassembled up to
 /// ``WebSocketConfiguration/maximumMessageLength``; a longer message is skipped without being
 /// buffered. A text message that is not UTF-8 or a binary message ends the connection (1007,
-/// 1003): the protocol is JSON text.
+/// 1003): the protocol is JSON text. A frame lws itself refuses (a control frame over 125 bytes)
+/// ends the connection with lws' own words for it.
 ///
 /// It ends once, with one ``TransportEvent/closed(_:)``: ``TransportCloseReason/closedByClient``
 /// after ``close()`` (the backlog sent for at most ``WebSocketConfiguration/flushTimeout`` seconds,
@@ -277,6 +278,7 @@ final class WebSocketEngine: @unchecked Sendable {
         }
         shared.withLock { $0.context = nil }
         lws_context_destroy(context)
+        WebSocketLog.forgetThisThread()
         finish(with: failure ?? .failed("the WebSocket connection ended for no reason libwebsockets gave", code: nil))
     }
 
@@ -378,6 +380,7 @@ final class WebSocketEngine: @unchecked Sendable {
 
     private func established(_ wsi: OpaquePointer) {
         established = true
+        WebSocketLog.forgetThisThread()
         lastReceived = .now
         cancel(connectTimer)
         schedule(readTimer, after: Double(configuration.readTimeout))
@@ -540,6 +543,9 @@ final class WebSocketEngine: @unchecked Sendable {
         let silence = ContinuousClock.now - lastReceived
         if silence >= .seconds(configuration.readTimeout) {
             failure = .failed("the runtime sent nothing, and did not answer a ping, for \(configuration.readTimeout) s", code: nil)
+        } else if established, let said = WebSocketLog.takeLastOfThisThread() {
+            // lws ended the connection itself (a frame it refuses) without a callback saying why.
+            failure = .failed("libwebsockets ended the connection to \(configuration.url): \(said)", code: nil)
         } else {
             failure = .failed("the connection to \(configuration.url) dropped without a close frame", code: nil)
         }
