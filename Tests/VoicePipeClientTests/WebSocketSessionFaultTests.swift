@@ -15,20 +15,23 @@ import VoicePipeTestSupport
         let reason: String
         /// The transport opens before the fault (false: the handshake itself fails).
         var opens = true
+        /// The switch fires only once the server has read the typed text (a `--…-after 2`). A
+        /// fault right after the greeting may come before the transport wrote the text out.
+        var firesAfterTheText = false
 
         var testDescription: String { switches.joined(separator: " ") }
     }
 
     static let faults: [Fault] = [
-        Fault(switches: ["--drop-after", "2"], reason: "dropped without a close frame"),
-        Fault(switches: ["--reset-after", "2"], reason: "dropped without a close frame"),
+        Fault(switches: ["--drop-after", "2"], reason: "dropped without a close frame", firesAfterTheText: true),
+        Fault(switches: ["--reset-after", "2"], reason: "dropped without a close frame", firesAfterTheText: true),
         Fault(switches: ["--cut-mid-message", "drop"], reason: "dropped without a close frame"),
         Fault(switches: ["--cut-mid-message", "close"], reason: "the runtime closed the connection (1000: cut mid-message)"),
         Fault(switches: ["--close-after", "2", "--close-code", "4001", "--close-reason", "go away"],
-              reason: "the runtime closed the connection with code 4001: go away"),
+              reason: "the runtime closed the connection with code 4001: go away", firesAfterTheText: true),
         Fault(switches: ["--invalid-utf8"], reason: "the runtime sent a text message that is not UTF-8"),
         Fault(switches: ["--oversized-ping", "200"], reason: "Control frame asking for extended length is illegal"),
-        Fault(switches: ["--stall-after", "2"], reason: "the runtime sent nothing, and did not answer a ping, for 2 s"),
+        Fault(switches: ["--stall-after", "2"], reason: "the runtime sent nothing, and did not answer a ping, for 2 s", firesAfterTheText: true),
         Fault(switches: ["--wrong-accept"], reason: "Accept hash wrong", opens: false),
     ]
 
@@ -56,11 +59,13 @@ import VoicePipeTestSupport
         #expect(detail.contains(fault.reason), "\(detail)")
         #expect(report.closeReason?.description.contains(fault.reason) == true, "\(String(describing: report.closeReason))")
 
-        // The text typed while connecting: sent when the connection opened (each switch fires at
-        // or after the server read it), else still pending. (A text the transport takes while the
-        // server has stopped reading is neither: the session cannot know it was lost.)
+        // The text typed while connecting: handed to the transport when the connection opened,
+        // else still pending. Handed over is not delivered: a text still in the transport's
+        // backlog when the connection fails, or in a socket the server no longer reads, is
+        // neither pending nor received (the session cannot tell), so only the switches that fire
+        // after the server read it can check that it arrived.
         #expect(report.machine.pendingTexts.map(\.text) == (fault.opens ? [] : [Self.typedEarly]))
-        if fault.opens {
+        if fault.firesAfterTheText {
             #expect(server.events(named: "received").contains { $0["type"] as? String == "text.input" })
         }
 
@@ -86,5 +91,28 @@ import VoicePipeTestSupport
             }
         }
         #expect(sent == ["session.start"] + expected)
+    }
+    /// A message over the transport's limit (17 MiB, one frame) is the one fault that does not end
+    /// the session: skipped unbuffered, noted as malformed, and the typed turn is still answered.
+    @Test func aMessageOverTheLimitIsSkippedAndTheSessionStillEndsCleanly() throws {
+        let server = try RuntimeServer(["--pace", "fast", "--oversized", "\(17 << 20)"])
+        defer { server.stop() }
+        let transport = WebSocketTransport(WebSocketConfiguration(url: try WebSocketURL(parsing: server.url + "/ws")))
+        let options = SessionDriverOptions(session: SessionConfiguration(sessionId: "fault"), initialTexts: [Self.typedEarly])
+        let malformed = Mutex<[String]>([])
+        let answered = Mutex(0)
+        let driver = SessionDriver(options: options, transport: transport, capture: .none, output: DiscardedReplyOutput()) { event, _ in
+            if case .malformed(let reason) = event { malformed.withLock { $0.append(reason) } }
+            if case .note(.turnAnswered) = event { answered.withLock { $0 += 1 } }
+        }
+        let result = Mutex<SessionReport?>(nil)
+        Thread { let report = driver.run(); result.withLock { $0 = report } }.start()
+        #expect(waitUntil(limit: .seconds(60)) { result.withLock { $0 != nil } })
+        let report = try #require(result.withLock { $0 })
+        #expect(report.endedCleanly, "\(report.machine.state)")
+        #expect(malformed.withLock { $0 } == ["a message of \(17 << 20) bytes is over the \(16 << 20)-byte limit; it was skipped"])
+        #expect(answered.withLock { $0 } == 1)
+        #expect(report.machine.pendingTexts.isEmpty)
+        WebSocketTransportTests.expectNothingLeft(by: transport, to: server)
     }
 }
