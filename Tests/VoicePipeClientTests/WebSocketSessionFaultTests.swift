@@ -39,7 +39,7 @@ import VoicePipeTestSupport
     static let typedLate = "typed after the failure"
 
     @Test(arguments: faults)
-    func aServerFaultEndsTheSessionInErrorWithoutLeaksAndKeepsTheTextsForAReconnect(fault: Fault) throws {
+    func aServerFaultEndsTheSessionInErrorWithoutLeaksAndKeepsTheTextsForAReconnect(fault: Fault) async throws {
         let server = try RuntimeServer(["--pace", "fast"] + fault.switches)
         defer { server.stop() }
         let transport = WebSocketTransport(WebSocketConfiguration(url: try WebSocketURL(parsing: server.url + "/ws"), readTimeout: 2))
@@ -48,7 +48,7 @@ import VoicePipeTestSupport
         let result = Mutex<SessionReport?>(nil)
         Thread { let report = driver.run(); result.withLock { $0 = report } }.start()
         // A bound that only catches a hang: every fault here ends the session within 2 s.
-        #expect(waitUntil(limit: .seconds(60)) { result.withLock { $0 != nil } })
+        #expect(await WebSocketTransportTests.eventually(within: .seconds(60)) { result.withLock { $0 != nil } })
         let report = try #require(result.withLock { $0 })
 
         // error(transport), in the transport's words.
@@ -66,11 +66,14 @@ import VoicePipeTestSupport
         // after the server read it can check that it arrived.
         #expect(report.machine.pendingTexts.map(\.text) == (fault.opens ? [] : [Self.typedEarly]))
         if fault.firesAfterTheText {
-            #expect(server.events(named: "received").contains { $0["type"] as? String == "text.input" })
+            // The server prints its events on a pipe the test reads on other threads: wait for it.
+            #expect(await WebSocketTransportTests.eventually(within: .seconds(20)) {
+                server.events(named: "received").contains { $0["type"] as? String == "text.input" }
+            })
         }
 
         // Nothing left behind: the service thread has exited, its socket is closed.
-        WebSocketTransportTests.expectNothingLeft(by: transport, to: server)
+        await WebSocketTransportTests.expectNothingLeft(by: transport, to: server)
 
         // A text typed now is queued, not lost; reconnecting sends session.start and then every
         // pending text, in the order typed, exactly once.
@@ -94,7 +97,7 @@ import VoicePipeTestSupport
     }
     /// A message over the transport's limit (17 MiB, one frame) is the one fault that does not end
     /// the session: skipped unbuffered, noted as malformed, and the typed turn is still answered.
-    @Test func aMessageOverTheLimitIsSkippedAndTheSessionStillEndsCleanly() throws {
+    @Test func aMessageOverTheLimitIsSkippedAndTheSessionStillEndsCleanly() async throws {
         let server = try RuntimeServer(["--pace", "fast", "--oversized", "\(17 << 20)"])
         defer { server.stop() }
         let transport = WebSocketTransport(WebSocketConfiguration(url: try WebSocketURL(parsing: server.url + "/ws")))
@@ -107,12 +110,12 @@ import VoicePipeTestSupport
         }
         let result = Mutex<SessionReport?>(nil)
         Thread { let report = driver.run(); result.withLock { $0 = report } }.start()
-        #expect(waitUntil(limit: .seconds(60)) { result.withLock { $0 != nil } })
+        #expect(await WebSocketTransportTests.eventually(within: .seconds(60)) { result.withLock { $0 != nil } })
         let report = try #require(result.withLock { $0 })
         #expect(report.endedCleanly, "\(report.machine.state)")
         #expect(malformed.withLock { $0 } == ["a message of \(17 << 20) bytes is over the \(16 << 20)-byte limit; it was skipped"])
         #expect(answered.withLock { $0 } == 1)
         #expect(report.machine.pendingTexts.isEmpty)
-        WebSocketTransportTests.expectNothingLeft(by: transport, to: server)
+        await WebSocketTransportTests.expectNothingLeft(by: transport, to: server)
     }
 }

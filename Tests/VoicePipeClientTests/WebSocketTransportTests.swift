@@ -29,13 +29,24 @@ import VoicePipeTestSupport
     /// its name) has exited and no socket of this process is still connected to `server`, within a
     /// bound that only catches a leak, not a slow exit. The process-wide totals are shown beside.
     static func expectNothingLeft(by transport: WebSocketTransport, to server: RuntimeServer,
-                                  sourceLocation: SourceLocation = #_sourceLocation) {
+                                  sourceLocation: SourceLocation = #_sourceLocation) async {
         let name = transport.serviceThreadName
-        let gone = waitUntil(limit: .seconds(20)) {
+        let gone = await eventually(within: .seconds(20)) {
             ProcessResources.threads(named: name) == 0 && ProcessResources.tcpSockets(toPort: server.port) == 0
         }
         #expect(gone, "thread \(name): \(ProcessResources.threads(named: name)) left; sockets to port \(server.port): \(ProcessResources.tcpSockets(toPort: server.port)) left; process: \(ProcessResources.summary)",
                 sourceLocation: sourceLocation)
+    }
+
+    /// Whether `condition` holds within `limit`, polled every 10 ms without holding a thread of
+    /// the cooperative pool between polls (a bound that only catches a hang).
+    static func eventually(within limit: Duration, _ condition: () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while !condition() {
+            guard ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return true
     }
 
     /// Checks that the leak probes see an open transport's thread and socket (so that seeing none
@@ -163,7 +174,7 @@ import VoicePipeTestSupport
         Self.expectVisible(transport, to: server)
         transport.close()
         #expect(await Self.closeReason(of: transport) == .closedByClient)
-        Self.expectNothingLeft(by: transport, to: server)
+        await Self.expectNothingLeft(by: transport, to: server)
     }
 
     // MARK: Refusals and failures
@@ -184,7 +195,7 @@ import VoicePipeTestSupport
         let reason = try #require(TransportTesting.closeReason(events))
         #expect(reason.description.contains("Accept hash wrong"), "\(reason)")
         #expect(!reason.isOrderly)
-        Self.expectNothingLeft(by: transport, to: server)
+        await Self.expectNothingLeft(by: transport, to: server)
     }
 
     @Test func aTextMessageThatIsNotUTF8EndsTheConnectionWith1007() async throws {
@@ -198,7 +209,7 @@ import VoicePipeTestSupport
         #expect(!reason.isOrderly)
         let closed = try #require(server.waitForEvent(named: "closed"))
         #expect(closed["code"] as? Int == 1007)
-        Self.expectNothingLeft(by: transport, to: server)
+        await Self.expectNothingLeft(by: transport, to: server)
     }
 
     @Test func aDroppedConnectionIsAFailure() async throws {
@@ -210,7 +221,7 @@ import VoicePipeTestSupport
         let reason = try #require(await Self.closeReason(of: transport))
         #expect(reason.description.contains("dropped without a close frame"), "\(reason)")
         #expect(!reason.isOrderly)
-        Self.expectNothingLeft(by: transport, to: server)
+        await Self.expectNothingLeft(by: transport, to: server)
     }
 
     @Test func aResetConnectionIsAFailureAndLeavesNothingBehind() async throws {
@@ -222,7 +233,7 @@ import VoicePipeTestSupport
         let reason = try #require(await Self.closeReason(of: transport))
         #expect(reason == .failed("the connection to \(transport.configuration.url) dropped without a close frame", code: nil))
         #expect(server.waitForEvent { $0["event"] as? String == "misbehaved" && $0["switch"] as? String == "reset-after" } != nil)
-        Self.expectNothingLeft(by: transport, to: server)
+        await Self.expectNothingLeft(by: transport, to: server)
     }
 
     @Test func aMessageCutInTheMiddleByADropIsNeverDeliveredAndIsAFailure() async throws {
@@ -236,7 +247,7 @@ import VoicePipeTestSupport
         let reason = try #require(TransportTesting.closeReason(events))
         #expect(reason.description.contains("dropped without a close frame"), "\(reason)")
         #expect(!reason.isOrderly)
-        Self.expectNothingLeft(by: transport, to: server)
+        await Self.expectNothingLeft(by: transport, to: server)
     }
 
     @Test func aCloseFrameInTheMiddleOfAMessageEndsTheConnectionWithoutDeliveringIt() async throws {
@@ -248,7 +259,7 @@ import VoicePipeTestSupport
         #expect(Self.types(events) == ["info.message"], "\(events)")
         let reason = try #require(TransportTesting.closeReason(events))
         #expect(reason == .closedByRuntime("the runtime closed the connection (1000: cut mid-message)"), "\(reason)")
-        Self.expectNothingLeft(by: transport, to: server)
+        await Self.expectNothingLeft(by: transport, to: server)
     }
 
     @Test func aPingLongerThan125BytesEndsTheConnectionAsAProtocolViolation() async throws {
@@ -259,7 +270,7 @@ import VoicePipeTestSupport
         let events = await TransportTesting.events(of: transport, within: 30)
         let reason = try #require(TransportTesting.closeReason(events))
         #expect(reason == .failed("libwebsockets ended the connection to \(transport.configuration.url): Control frame asking for extended length is illegal", code: nil))
-        Self.expectNothingLeft(by: transport, to: server)
+        await Self.expectNothingLeft(by: transport, to: server)
     }
 
     @Test func aStalledServerIsNoticedWithinTheReadTimeout() async throws {
@@ -271,7 +282,7 @@ import VoicePipeTestSupport
         let reason = try #require(await Self.closeReason(of: transport))
         #expect(reason == .failed("the runtime sent nothing, and did not answer a ping, for 2 s", code: nil))
         #expect(ContinuousClock.now - started < .seconds(10))
-        Self.expectNothingLeft(by: transport, to: server)
+        await Self.expectNothingLeft(by: transport, to: server)
     }
 
     @Test func aServerThatStopsReadingFillsTheBacklogAndNoMore() async throws {
