@@ -19,6 +19,8 @@ let package = Package(
         // The root package's allocation counter (it interposes malloc, so the root offers it as no
         // product): Sources/CBenchAllocationCounter is a link to ../../Sources/CAllocationCounter.
         .target(name: "CBenchAllocationCounter"),
+        // malloc.h's mallinfo2, for the heap a decoded hostile message holds.
+        .systemLibrary(name: "CBenchMalloc"),
 
         .executableTarget(
             name: "voicepipe-bench",
@@ -28,7 +30,7 @@ let package = Package(
                 // Signal generators and tone fits: the tests' own maths.
                 .product(name: "VoicePipeTestSupport", package: "VoicePipe"),
                 .product(name: "VoicePipeSession", package: "VoicePipe"),
-                "CSoxr", "CSpeexDSP", "CBenchSampleRate", "CBenchAllocationCounter",
+                "CSoxr", "CSpeexDSP", "CBenchSampleRate", "CBenchAllocationCounter", "CBenchMalloc",
             ],
             // Swift 6 mode rejects plain references to C globals (stdout, stderr) and top-level
             // benchmark state; the benchmark is single-threaded, so language mode 5 is enough.

@@ -30,6 +30,7 @@ import math
 import operator
 import re
 import signal
+import socket
 import ssl
 import struct
 import sys
@@ -1026,6 +1027,9 @@ class Settings:
     oversized: int | None
     invalid_utf8: bool
     wrong_accept: bool
+    cut_mid_message: str | None
+    oversized_ping: int | None
+    reset_after: int | None
     sigv4: SigV4Settings | None
 
 
@@ -1300,7 +1304,8 @@ class RuntimeConnection:
 
     def _switch_due(self) -> bool:
         """True when a switch fires on this message, which the runtime then never sees."""
-        return self.received in (self.settings.drop_after, self.settings.close_after, self.settings.stall_after)
+        settings = self.settings
+        return self.received in (settings.drop_after, settings.close_after, settings.stall_after, settings.reset_after)
 
     # Misbehaviour
 
@@ -1324,6 +1329,11 @@ class RuntimeConnection:
             emit("misbehaved", id=self.info.id, switch="stall-after", after=count)
             self.stall()
             return True
+        if count == settings.reset_after:
+            emit("misbehaved", id=self.info.id, switch="reset-after", after=count)
+            self.runtime.closed()
+            self.reset()
+            return True
         return False
 
     def stall(self) -> None:
@@ -1331,6 +1341,14 @@ class RuntimeConnection:
         self.stalled = True
         self.connection.transport.pause_reading()
         self.wake.set()
+
+    def reset(self) -> None:
+        """Resets the TCP connection: SO_LINGER with a zero timeout, then close, sends a RST."""
+        self.info.aborted = True
+        sock = self.connection.transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.connection.transport.abort()
 
     def abort(self) -> None:
         """Drops the TCP connection without a close frame (a stalled connection when the server stops)."""
@@ -1346,6 +1364,24 @@ class RuntimeConnection:
         if self.settings.invalid_utf8:
             emit("misbehaved", id=self.info.id, switch="invalid-utf8", bytes=len(INVALID_UTF8_PAYLOAD))
             self.connection.transport.write(raw_text_frame(INVALID_UTF8_PAYLOAD))
+        if self.settings.oversized_ping is not None:
+            emit("misbehaved", id=self.info.id, switch="oversized-ping", bytes=self.settings.oversized_ping)
+            self.connection.transport.write(raw_frame(0x89, b"p" * self.settings.oversized_ping))
+        if self.settings.cut_mid_message is not None:
+            await self._cut_mid_message(self.settings.cut_mid_message)
+
+    async def _cut_mid_message(self, how: str) -> None:
+        """Sends the first half of a fragmented message (a non-final text frame), then drops the
+        connection (`drop`) or sends a close frame 1000 (`close`) without ever finishing the message."""
+        payload = CUT_MESSAGE[:len(CUT_MESSAGE) // 2]
+        emit("misbehaved", id=self.info.id, switch="cut-mid-message", how=how, bytes=len(payload))
+        self.runtime.closed()
+        self.stalled = True  # nothing more goes out: the message is never finished
+        self.connection.transport.write(raw_frame(0x01, payload))
+        if how == "drop":
+            self.abort()
+        else:
+            await self.connection.close(1000, "cut mid-message")
 
     # Answering
 
@@ -1440,14 +1476,23 @@ def oversized_debug_message(size: int) -> str:
 INVALID_UTF8_PAYLOAD = b'{"type":"debug","message":"\xff\xfe"}'
 
 
+CUT_MESSAGE = encode_message(debug_message("this message is cut in the middle and never finished")).encode("utf-8")
+
+
 def raw_text_frame(payload: bytes) -> bytes:
     """One unmasked, final text frame, written as the server would but without websockets' checks."""
+    return raw_frame(0x81, payload)
+
+
+def raw_frame(first_byte: int, payload: bytes) -> bytes:
+    """One unmasked frame with this first byte (FIN and opcode), without websockets' checks (a
+    control frame may be longer than 125 bytes, a data frame need not be final)."""
     if len(payload) < 126:
-        header = struct.pack("!BB", 0x81, len(payload))
+        header = struct.pack("!BB", first_byte, len(payload))
     elif len(payload) < 1 << 16:
-        header = struct.pack("!BBH", 0x81, 126, len(payload))
+        header = struct.pack("!BBH", first_byte, 126, len(payload))
     else:
-        header = struct.pack("!BBQ", 0x81, 127, len(payload))
+        header = struct.pack("!BBQ", first_byte, 127, len(payload))
     return header + payload
 
 
@@ -1579,6 +1624,12 @@ def parse_settings(argv: list[str]) -> Settings:
     add("--oversized", type=int, metavar="BYTES", help="after the greeting, send a debug message of BYTES bytes")
     add("--invalid-utf8", action="store_true", help="after the greeting, send a text frame that is not UTF-8")
     add("--wrong-accept", action="store_true", help="answer the handshake with a wrong Sec-WebSocket-Accept")
+    add("--cut-mid-message", choices=("drop", "close"),
+        help="after the greeting, send half of a fragmented message, then drop the connection or close with 1000")
+    add("--oversized-ping", type=int, metavar="BYTES",
+        help="after the greeting, send a ping frame of BYTES payload bytes (over 125 breaks RFC 6455)")
+    add("--reset-after", type=int, metavar="N",
+        help="after the N-th message received, reset the TCP connection (RST)")
     add("--require-sigv4", choices=("presign", "header", "any"),
         help="refuse handshakes without a valid SigV4 signature (in the query, in headers, or either)")
     add("--aws-access-key-id", metavar="ID")
@@ -1599,7 +1650,8 @@ def parse_settings(argv: list[str]) -> Settings:
         drop_after=args.drop_after, close_after=args.close_after, close_code=args.close_code,
         close_reason=args.close_reason, refuse_status=args.refuse_status, refuse_body=args.refuse_body,
         stall_after=args.stall_after, oversized=args.oversized, invalid_utf8=args.invalid_utf8,
-        wrong_accept=args.wrong_accept, sigv4=sigv4)
+        wrong_accept=args.wrong_accept, cut_mid_message=args.cut_mid_message,
+        oversized_ping=args.oversized_ping, reset_after=args.reset_after, sigv4=sigv4)
 
 
 def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -1608,12 +1660,14 @@ def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) 
         parser.error("--port must be 0 to 65535")
     if (args.tls_cert is None) != (args.tls_key is None):
         parser.error("--tls-cert and --tls-key go together")
-    for name in ("drop_after", "close_after", "stall_after", "fragment", "max_size"):
+    for name in ("drop_after", "close_after", "stall_after", "reset_after", "fragment", "max_size"):
         value = getattr(args, name)
         if value is not None and value < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")
     if args.oversized is not None and args.oversized < 0:
         parser.error("--oversized must not be negative")
+    if args.oversized_ping is not None and not 0 <= args.oversized_ping < 1 << 16:
+        parser.error("--oversized-ping must be 0 to 65535")
     if args.ping_interval is not None and args.ping_interval <= 0:
         parser.error("--ping-interval must be positive")
     try:

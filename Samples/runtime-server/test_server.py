@@ -625,6 +625,51 @@ class SwitchTests(ServerTestCase):
         with self.assertRaises(InvalidHandshake):
             connect(server.url)
 
+    def test_cut_mid_message_sends_half_a_fragmented_message_then_drops_or_closes(self):
+        for how in ("drop", "close"):
+            with self.subTest(how=how):
+                server = self.server("--cut-mid-message", how)
+                client = RawClient(server.port)
+                self.addCleanup(client.close)
+                client.send_text(start())
+                self.assertEqual(client.read_frame(), (True, 0x1, GREETING.encode("utf-8")))
+                fin, opcode, payload = client.read_frame()
+                self.assertEqual((fin, opcode), (False, 0x1))  # a first fragment, never continued
+                self.assertTrue(b'{"type":"debug"'.startswith(payload[:15]))
+                event = server.wait_event("misbehaved", switch="cut-mid-message", how=how)
+                self.assertEqual(event["bytes"], len(payload))
+                if how == "drop":
+                    with self.assertRaises((EOFError, ConnectionResetError)):
+                        client.read_frame()
+                    self.assertEqual(server.wait_event("closed", id=1)["code"], 1006)
+                else:
+                    fin, opcode, payload = client.read_frame()
+                    self.assertEqual((fin, opcode), (True, 0x8))
+                    self.assertEqual(struct.unpack("!H", payload[:2])[0], 1000)
+                    client.send_frame(0x8, payload[:2])
+                    closed = server.wait_event("closed", id=1)
+                    self.assertEqual((closed["code"], closed["by"]), (1000, "server"))
+
+    def test_oversized_ping_sends_a_control_frame_longer_than_125_bytes(self):
+        server = self.server("--oversized-ping", "200")
+        client = RawClient(server.port)
+        self.addCleanup(client.close)
+        client.send_text(start())
+        self.assertEqual(client.read_frame(), (True, 0x1, GREETING.encode("utf-8")))
+        self.assertEqual(client.read_frame(), (True, 0x9, b"p" * 200))
+        server.wait_event("misbehaved", switch="oversized-ping", bytes=200)
+
+    def test_reset_after_resets_the_tcp_connection(self):
+        server = self.server("--reset-after", "1")
+        client = RawClient(server.port)
+        self.addCleanup(client.close)
+        client.send_text(start())
+        server.wait_event("misbehaved", id=1, switch="reset-after", after=1)
+        with self.assertRaises(ConnectionResetError):  # a RST, not the FIN of an orderly end
+            client.read_frame()
+        event = server.wait_event("closed", id=1)
+        self.assertEqual((event["code"], event["by"], event["clean"], event["received"]), (1006, "server", False, 1))
+
     def test_tls_serves_wss(self):
         with tempfile.TemporaryDirectory() as folder:
             cert, key = Path(folder) / "cert.pem", Path(folder) / "key.pem"

@@ -38,3 +38,10 @@ static inline int voicepipe_ca_file_loads(const char *path) {
     ERR_clear_error();
     return loaded;
 }
+
+/// Names the calling thread (at most 15 bytes show): glibc declares pthread_setname_np only with
+/// _GNU_SOURCE, which the module's headers are not compiled with.
+extern int pthread_setname_np(pthread_t thread, const char *name);
+static inline int voicepipe_name_this_thread(const char *name) {
+    return pthread_setname_np(pthread_self(), name);
+}

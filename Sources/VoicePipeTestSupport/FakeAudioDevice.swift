@@ -20,6 +20,7 @@ public final class FakeAudioDevice: CaptureHardware, PlaybackHardware {
         var tapInstallations = 0
         var playerStarts = 0
         var frames = 0
+        var overruns = 0
         var stopped = false
         var failure: AudioDeviceError?
         var played: [[Float]] = []
@@ -73,6 +74,15 @@ public final class FakeAudioDevice: CaptureHardware, PlaybackHardware {
         return action
     }
 
+    /// An overrun, as ALSA's capture recovers one: counted, the audio of the gap never reaches the
+    /// tap, and the stream goes on (the next ``deliver(_:)`` is the tap's next buffer). Nothing
+    /// happens when no stream is running.
+    public func overrun() {
+        state.withLock { state in
+            if state.tap != nil && !state.stopped { state.overruns += 1 }
+        }
+    }
+
     /// Ends the stream as an unplugged device would: ``waitUntilStopped()`` throws.
     public func fail(_ code: SystemErrorCode) {
         state.withLock { $0.failure = .deviceLost(device: name, code, framesBefore: $0.frames) }
@@ -99,12 +109,12 @@ public final class FakeAudioDevice: CaptureHardware, PlaybackHardware {
     /// Returns at once (the fake has no thread): the report so far, or the failure set by ``fail(_:)``.
     public func waitUntilStopped() throws(AudioDeviceError) -> CaptureReport {
         end()
-        let (frames, failure) = state.withLock { state in
+        let (frames, overruns, failure) = state.withLock { state in
             state.tap = nil
-            return (state.frames, state.failure)
+            return (state.frames, state.overruns, state.failure)
         }
         if let failure { throw failure }
-        return CaptureReport(frames: frames, overruns: 0)
+        return CaptureReport(frames: frames, overruns: overruns)
     }
 
     // MARK: Playback

@@ -139,6 +139,60 @@ struct CapturePumpTests {
         #expect(samples == (try Self.converted(audio, format: device.format)))
     }
 
+    /// Delivers `samples` in 480-frame buffers with `overruns` overruns after every `every`-th
+    /// buffer; returns the overruns injected.
+    static func deliverWithOverruns(_ samples: [Int16], to fake: FakeAudioDevice, overruns: Int, every: Int) -> Int {
+        var injected = 0
+        for (index, start) in stride(from: 0, to: samples.count, by: 480 * 2).enumerated() {
+            _ = samples[start..<min(start + 960, samples.count)].withUnsafeBytes { fake.deliver($0) }
+            if index % every == every - 1 {
+                for _ in 0..<overruns { fake.overrun() }
+                injected += overruns
+            }
+        }
+        return injected
+    }
+
+    @Test func repeatedOverrunsAreRecoveredAndCountedAndEveryFrameAroundThemIsDelivered() throws {
+        let fake = FakeAudioDevice(name: "mic", format: Self.format)
+        let device = try CaptureDevice(fake)
+        let pump = try CapturePump(device: device, converter: CaptureConverter(input: device.format))
+        try pump.start()
+        let wait = Self.runInBackground(pump)
+        let audio = Self.deviceAudio()
+        let injected = Self.deliverWithOverruns(audio, to: fake, overruns: 3, every: 5)
+        #expect(injected == 30)
+        #expect(fake.isStreaming)  // recovered: the stream goes on after each one
+        pump.stop()
+        let (result, samples, _) = wait()
+        let report = try result.get()
+        #expect(report.device.overruns == injected)
+        #expect(report.device.frames == 24_000)
+        #expect(report.framesKept == 24_000 && report.framesDropped == 0)
+        #expect(samples == (try Self.converted(audio, format: device.format)))
+    }
+
+    @Test func overrunsThenALossDeliverEveryFrameCapturedBeforeTheLoss() throws {
+        let fake = FakeAudioDevice(name: "usb", format: Self.format)
+        let device = try CaptureDevice(fake)
+        let pump = try CapturePump(device: device, converter: CaptureConverter(input: device.format), ringSeconds: 0.1)
+        try pump.start()
+        let wait = Self.runInBackground(pump)
+        let audio = Self.deviceAudio(frames: 14_400)
+        _ = Self.deliverWithOverruns(audio, to: fake, overruns: 1, every: 1)
+        let lost = SystemErrorCode(.alsa, -5, message: "Input/output error")
+        fake.fail(lost)
+        // After the loss the device takes nothing more.
+        #expect(Self.deliver(Self.deviceAudio(frames: 480), to: fake) == [.stop])
+        let (result, samples, _) = wait()
+        guard case .failure(CapturePumpError.deviceLost(.deviceLost(device: "usb", lost, framesBefore: 14_400), let framesKept)) = result else {
+            Issue.record("expected deviceLost, got \(result)")
+            return
+        }
+        #expect(framesKept == 14_400)
+        #expect(samples == (try Self.converted(audio, format: device.format)))
+    }
+
     @Test func aStreamsEndHandlerRunsOnceHoweverItIsStopped() throws {
         let fake = FakeAudioDevice(name: "mic", format: Self.format)
         let device = try CaptureDevice(fake)

@@ -25,6 +25,37 @@ import VoicePipeTestSupport
         TransportTesting.closeReason(await TransportTesting.events(of: transport, within: 30))
     }
 
+    /// Checks that `transport`, which has ended, left nothing behind: its service thread (found by
+    /// its name) has exited and no socket of this process is still connected to `server`, within a
+    /// bound that only catches a leak, not a slow exit. The process-wide totals are shown beside.
+    static func expectNothingLeft(by transport: WebSocketTransport, to server: RuntimeServer,
+                                  sourceLocation: SourceLocation = #_sourceLocation) async {
+        let name = transport.serviceThreadName
+        let gone = await eventually(within: .seconds(20)) {
+            ProcessResources.threads(named: name) == 0 && ProcessResources.tcpSockets(toPort: server.port) == 0
+        }
+        #expect(gone, "thread \(name): \(ProcessResources.threads(named: name)) left; sockets to port \(server.port): \(ProcessResources.tcpSockets(toPort: server.port)) left; process: \(ProcessResources.summary)",
+                sourceLocation: sourceLocation)
+    }
+
+    /// Whether `condition` holds within `limit`, polled every 10 ms without holding a thread of
+    /// the cooperative pool between polls (a bound that only catches a hang).
+    static func eventually(within limit: Duration, _ condition: () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while !condition() {
+            guard ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return true
+    }
+
+    /// Checks that the leak probes see an open transport's thread and socket (so that seeing none
+    /// later means they are gone).
+    static func expectVisible(_ transport: WebSocketTransport, to server: RuntimeServer, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(ProcessResources.threads(named: transport.serviceThreadName) == 1, sourceLocation: sourceLocation)
+        #expect(ProcessResources.tcpSockets(toPort: server.port) == 1, sourceLocation: sourceLocation)
+    }
+
     /// The messages of `events` decoded, with their types.
     static func types(_ events: [TransportEvent]) -> [String] {
         TransportTesting.messages(events).compactMap { try? WireCodec.decode($0).message.type.rawValue }
@@ -121,8 +152,11 @@ import VoicePipeTestSupport
         #expect(await Self.closeReason(of: transport) == expected)
     }
 
-    @Test func aMessageOverTheLimitIsSkippedAndTheConnectionGoesOn() async throws {
-        let server = try RuntimeServer(["--pace", "fast", "--oversized", "300000", "--fragment", "4096"])
+    /// In frames of 4 KiB, or as one frame of 300 000 bytes (lws hands a frame over in pieces,
+    /// so neither is ever buffered whole).
+    @Test(arguments: [["--fragment", "4096"], []])
+    func aMessageOverTheLimitIsSkippedAndTheConnectionGoesOn(framing: [String]) async throws {
+        let server = try RuntimeServer(["--pace", "fast", "--oversized", "300000"] + framing)
         defer { server.stop() }
         let (transport, _) = try await Self.open(server) { $0.maximumMessageLength = 65_536 }
         try transport.send(Self.sessionStart)
@@ -137,7 +171,10 @@ import VoicePipeTestSupport
             return TransportTesting.isClosed(event)
         }
         #expect(TransportTesting.messages(after).contains { $0.contains("still there?") })
+        Self.expectVisible(transport, to: server)
         transport.close()
+        #expect(await Self.closeReason(of: transport) == .closedByClient)
+        await Self.expectNothingLeft(by: transport, to: server)
     }
 
     // MARK: Refusals and failures
@@ -154,30 +191,86 @@ import VoicePipeTestSupport
     @Test func aWrongAcceptKeyIsRefused() async throws {
         let server = try RuntimeServer(["--wrong-accept"])
         defer { server.stop() }
-        let (_, events) = try await Self.open(server)
+        let (transport, events) = try await Self.open(server)
         let reason = try #require(TransportTesting.closeReason(events))
         #expect(reason.description.contains("Accept hash wrong"), "\(reason)")
+        #expect(!reason.isOrderly)
+        await Self.expectNothingLeft(by: transport, to: server)
     }
 
     @Test func aTextMessageThatIsNotUTF8EndsTheConnectionWith1007() async throws {
         let server = try RuntimeServer(["--invalid-utf8"])
         defer { server.stop() }
         let (transport, _) = try await Self.open(server)
+        Self.expectVisible(transport, to: server)
         try transport.send(Self.sessionStart)
         let reason = try #require(await Self.closeReason(of: transport))
         #expect(reason.description.hasPrefix("the runtime sent a text message that is not UTF-8"), "\(reason)")
+        #expect(!reason.isOrderly)
         let closed = try #require(server.waitForEvent(named: "closed"))
         #expect(closed["code"] as? Int == 1007)
+        await Self.expectNothingLeft(by: transport, to: server)
     }
 
     @Test func aDroppedConnectionIsAFailure() async throws {
         let server = try RuntimeServer(["--drop-after", "1"])
         defer { server.stop() }
         let (transport, _) = try await Self.open(server)
+        Self.expectVisible(transport, to: server)
         try transport.send(Self.sessionStart)
         let reason = try #require(await Self.closeReason(of: transport))
         #expect(reason.description.contains("dropped without a close frame"), "\(reason)")
         #expect(!reason.isOrderly)
+        await Self.expectNothingLeft(by: transport, to: server)
+    }
+
+    @Test func aResetConnectionIsAFailureAndLeavesNothingBehind() async throws {
+        let server = try RuntimeServer(["--reset-after", "1"])
+        defer { server.stop() }
+        let (transport, _) = try await Self.open(server)
+        Self.expectVisible(transport, to: server)
+        try transport.send(Self.sessionStart)
+        let reason = try #require(await Self.closeReason(of: transport))
+        #expect(reason == .failed("the connection to \(transport.configuration.url) dropped without a close frame", code: nil))
+        #expect(server.waitForEvent { $0["event"] as? String == "misbehaved" && $0["switch"] as? String == "reset-after" } != nil)
+        await Self.expectNothingLeft(by: transport, to: server)
+    }
+
+    @Test func aMessageCutInTheMiddleByADropIsNeverDeliveredAndIsAFailure() async throws {
+        let server = try RuntimeServer(["--cut-mid-message", "drop"])
+        defer { server.stop() }
+        let (transport, _) = try await Self.open(server)
+        try transport.send(Self.sessionStart)
+        let events = await TransportTesting.events(of: transport, within: 30)
+        // The greeting, whole; never the half message.
+        #expect(Self.types(events) == ["info.message"], "\(events)")
+        let reason = try #require(TransportTesting.closeReason(events))
+        #expect(reason.description.contains("dropped without a close frame"), "\(reason)")
+        #expect(!reason.isOrderly)
+        await Self.expectNothingLeft(by: transport, to: server)
+    }
+
+    @Test func aCloseFrameInTheMiddleOfAMessageEndsTheConnectionWithoutDeliveringIt() async throws {
+        let server = try RuntimeServer(["--cut-mid-message", "close"])
+        defer { server.stop() }
+        let (transport, _) = try await Self.open(server)
+        try transport.send(Self.sessionStart)
+        let events = await TransportTesting.events(of: transport, within: 30)
+        #expect(Self.types(events) == ["info.message"], "\(events)")
+        let reason = try #require(TransportTesting.closeReason(events))
+        #expect(reason == .closedByRuntime("the runtime closed the connection (1000: cut mid-message)"), "\(reason)")
+        await Self.expectNothingLeft(by: transport, to: server)
+    }
+
+    @Test func aPingLongerThan125BytesEndsTheConnectionAsAProtocolViolation() async throws {
+        let server = try RuntimeServer(["--oversized-ping", "200"])
+        defer { server.stop() }
+        let (transport, _) = try await Self.open(server)
+        try transport.send(Self.sessionStart)
+        let events = await TransportTesting.events(of: transport, within: 30)
+        let reason = try #require(TransportTesting.closeReason(events))
+        #expect(reason == .failed("libwebsockets ended the connection to \(transport.configuration.url): Control frame asking for extended length is illegal", code: nil))
+        await Self.expectNothingLeft(by: transport, to: server)
     }
 
     @Test func aStalledServerIsNoticedWithinTheReadTimeout() async throws {
@@ -189,6 +282,7 @@ import VoicePipeTestSupport
         let reason = try #require(await Self.closeReason(of: transport))
         #expect(reason == .failed("the runtime sent nothing, and did not answer a ping, for 2 s", code: nil))
         #expect(ContinuousClock.now - started < .seconds(10))
+        await Self.expectNothingLeft(by: transport, to: server)
     }
 
     @Test func aServerThatStopsReadingFillsTheBacklogAndNoMore() async throws {

@@ -24,6 +24,7 @@ struct RunResults: Codable {
     var endToEnd: EndToEndResult?
     var quality: QualityResults?
     var jsonDecode: [JSONDecodeRow] = []
+    var hostileJSON: [HostileJSONGrowthRow] = []
     /// Wall seconds of each section and of the whole run.
     var sectionSeconds: [String: Double] = [:]
     var totalSeconds: Double = 0

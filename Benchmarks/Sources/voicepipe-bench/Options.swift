@@ -20,12 +20,14 @@ struct Options {
       --json FILE      Where the JSON goes (default: Benchmarks/results/latest.json); the SVGs and
                        the Markdown copy are written next to it, named after it.
       --filter NAME    Only benchmarks whose name contains NAME (case-insensitive), e.g. C1,
-                       throughput/C3, soxr HQ, kernel/base64, e2e, quality, response, json-decode.
+                       throughput/C3, soxr HQ, kernel/base64, e2e, quality, response, json-decode,
+                       json-hostile.
       -h, --help       Show this help.
 
     Benchmark names: throughput/<C1|C2|C3|P1>/<10|20|100>ms/<contender>, kernel/<kernel>/<variant>,
     e2e/voicepipe-vs-sox, quality/<workload>/<contender>, response/C1/<contender>,
-    json-decode/<string-line|60000-unknown-fields>.
+    json-decode/<string-line|60000-unknown-fields>,
+    json-hostile/<keys|array|escapes|fraction-digits|integer-digits|nesting> (each at n and 10n).
     Install the peers first: Benchmarks/scripts/install-peers.
     """
 

@@ -37,6 +37,7 @@ enum Report {
         if let e = r.endToEnd { endToEnd(e, &out) }
         if let q = r.quality, !q.rows.isEmpty { quality(q, &out) }
         if !r.jsonDecode.isEmpty { jsonDecode(r.jsonDecode, &out) }
+        if !r.hostileJSON.isEmpty { hostileJSONGrowth(r.hostileJSON, &out) }
         if !plots.isEmpty {
             line("## Plots")
             line()

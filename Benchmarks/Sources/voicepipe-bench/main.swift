@@ -82,7 +82,15 @@ section("json decode") {
     results.jsonDecode = benchmark.rows()
 }
 
-if results.throughput.isEmpty && results.kernels.isEmpty && results.endToEnd == nil && results.quality == nil && results.jsonDecode.isEmpty {
+section("hostile json") {
+    let benchmark = HostileJSONGrowthBenchmark(filter: options.selects)
+    guard !benchmark.shapes.isEmpty else { return }
+    benchmark.run(schedule, progress: progress)
+    results.hostileJSON = benchmark.rows()
+}
+
+if results.throughput.isEmpty && results.kernels.isEmpty && results.endToEnd == nil && results.quality == nil && results.jsonDecode.isEmpty
+    && results.hostileJSON.isEmpty {
     fputs("voicepipe-bench: no benchmark name contains '\(options.filter ?? "")' (see --help for the names)\n", stderr)
     exit(64)
 }

@@ -22,7 +22,8 @@ import VoicePipeCore
 /// reports its HTTP status. Received fragments are reassembled up to
 /// ``WebSocketConfiguration/maximumMessageLength``; a longer message is skipped without being
 /// buffered. A text message that is not UTF-8 or a binary message ends the connection (1007,
-/// 1003): the protocol is JSON text.
+/// 1003): the protocol is JSON text. A frame lws itself refuses (a control frame over 125 bytes)
+/// ends the connection with lws' own words for it.
 ///
 /// It ends once, with one ``TransportEvent/closed(_:)``: ``TransportCloseReason/closedByClient``
 /// after ``close()`` (the backlog sent for at most ``WebSocketConfiguration/flushTimeout`` seconds,
@@ -64,6 +65,11 @@ public final class WebSocketTransport: SessionTransport {
 
     /// The subprotocol the server chose, once open; nil when it chose none.
     public var selectedSubprotocol: String? { engine.shared.withLock { $0.selectedSubprotocol } }
+
+    /// The name of the transport's service thread (`vp-ws-N`, N counting the transports of the
+    /// process from 1), as `/proc/self/task/*/comm`, `top -H` and debuggers show it: what tells
+    /// whether the thread is still there after the transport ended.
+    public var serviceThreadName: String { engine.threadName }
 
     /// Sends what is queued (for at most the flush timeout), then the close handshake (1000); returns at
     /// once, and ``TransportCloseReason/closedByClient`` arrives when the connection is gone.
@@ -112,6 +118,9 @@ final class WebSocketEngine: @unchecked Sendable {
     let configuration: WebSocketConfiguration
     let shared = Mutex(Shared())
     let incoming = TransportEventQueue()
+    /// The service thread's name, unique in the process (15 bytes at most, the kernel's limit).
+    let threadName: String
+    private static let engines = Atomic<Int>(0)
 
     // The service thread's own state.
     /// Where lws stores the client connection as soon as it exists (before connecting returns).
@@ -139,6 +148,7 @@ final class WebSocketEngine: @unchecked Sendable {
 
     init(_ configuration: WebSocketConfiguration) {
         self.configuration = configuration
+        threadName = "vp-ws-\(Self.engines.add(1, ordering: .relaxed).newValue % 1_000_000_000)"
         connectTimer = .allocate(capacity: 1)
         flushTimer = .allocate(capacity: 1)
         readTimer = .allocate(capacity: 1)
@@ -269,6 +279,7 @@ final class WebSocketEngine: @unchecked Sendable {
         }
         shared.withLock { $0.context = nil }
         lws_context_destroy(context)
+        WebSocketLog.forgetThisThread()
         finish(with: failure ?? .failed("the WebSocket connection ended for no reason libwebsockets gave", code: nil))
     }
 
@@ -370,6 +381,7 @@ final class WebSocketEngine: @unchecked Sendable {
 
     private func established(_ wsi: OpaquePointer) {
         established = true
+        WebSocketLog.forgetThisThread()
         lastReceived = .now
         cancel(connectTimer)
         schedule(readTimer, after: Double(configuration.readTimeout))
@@ -532,6 +544,9 @@ final class WebSocketEngine: @unchecked Sendable {
         let silence = ContinuousClock.now - lastReceived
         if silence >= .seconds(configuration.readTimeout) {
             failure = .failed("the runtime sent nothing, and did not answer a ping, for \(configuration.readTimeout) s", code: nil)
+        } else if established, let said = WebSocketLog.takeLastOfThisThread() {
+            // lws ended the connection itself (a frame it refuses) without a callback saying why.
+            failure = .failed("libwebsockets ended the connection to \(configuration.url): \(said)", code: nil)
         } else {
             failure = .failed("the connection to \(configuration.url) dropped without a close frame", code: nil)
         }
@@ -639,6 +654,7 @@ private final class ServiceThread: Sendable {
         let status = pthread_create(&thread, nil, { argument in
             guard let argument else { return nil }
             let service = Unmanaged<ServiceThread>.fromOpaque(argument).takeRetainedValue()
+            _ = voicepipe_name_this_thread(service.engine.threadName)
             service.engine.serve()
             return nil
         }, retained.toOpaque())

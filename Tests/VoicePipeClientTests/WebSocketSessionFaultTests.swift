@@ -1,0 +1,121 @@
+import Foundation
+import Synchronization
+import Testing
+import VoicePipeClient
+import VoicePipeSession
+import VoicePipeTestSupport
+
+/// Whole sessions (a ``SessionDriver`` on a ``WebSocketTransport``) against a runtime server told
+/// to misbehave in one way: each fault ends the session in `error(transport)` with a sentence
+/// naming it, leaves no thread or socket behind, and keeps the user's texts for a reconnect.
+@Suite(.serialized) struct WebSocketSessionFaultTests {
+    /// One fault: the server's switches, and words the session's failure must contain.
+    struct Fault: Sendable, CustomTestStringConvertible {
+        let switches: [String]
+        let reason: String
+        /// The transport opens before the fault (false: the handshake itself fails).
+        var opens = true
+        /// The switch fires only once the server has read the typed text (a `--…-after 2`). A
+        /// fault right after the greeting may come before the transport wrote the text out.
+        var firesAfterTheText = false
+
+        var testDescription: String { switches.joined(separator: " ") }
+    }
+
+    static let faults: [Fault] = [
+        Fault(switches: ["--drop-after", "2"], reason: "dropped without a close frame", firesAfterTheText: true),
+        Fault(switches: ["--reset-after", "2"], reason: "dropped without a close frame", firesAfterTheText: true),
+        Fault(switches: ["--cut-mid-message", "drop"], reason: "dropped without a close frame"),
+        Fault(switches: ["--cut-mid-message", "close"], reason: "the runtime closed the connection (1000: cut mid-message)"),
+        Fault(switches: ["--close-after", "2", "--close-code", "4001", "--close-reason", "go away"],
+              reason: "the runtime closed the connection with code 4001: go away", firesAfterTheText: true),
+        Fault(switches: ["--invalid-utf8"], reason: "the runtime sent a text message that is not UTF-8"),
+        Fault(switches: ["--oversized-ping", "200"], reason: "Control frame asking for extended length is illegal"),
+        Fault(switches: ["--stall-after", "2"], reason: "the runtime sent nothing, and did not answer a ping, for 2 s", firesAfterTheText: true),
+        Fault(switches: ["--wrong-accept"], reason: "Accept hash wrong", opens: false),
+    ]
+
+    static let typedEarly = "typed while connecting"
+    static let typedLate = "typed after the failure"
+
+    @Test(arguments: faults)
+    func aServerFaultEndsTheSessionInErrorWithoutLeaksAndKeepsTheTextsForAReconnect(fault: Fault) async throws {
+        let server = try RuntimeServer(["--pace", "fast"] + fault.switches)
+        defer { server.stop() }
+        let transport = WebSocketTransport(WebSocketConfiguration(url: try WebSocketURL(parsing: server.url + "/ws"), readTimeout: 2))
+        let options = SessionDriverOptions(session: SessionConfiguration(sessionId: "fault"), initialTexts: [Self.typedEarly])
+        let driver = SessionDriver(options: options, transport: transport, capture: .none, output: DiscardedReplyOutput())
+        let result = Mutex<SessionReport?>(nil)
+        Thread { let report = driver.run(); result.withLock { $0 = report } }.start()
+        // A bound that only catches a hang: every fault here ends the session within 2 s.
+        #expect(await WebSocketTransportTests.eventually(within: .seconds(60)) { result.withLock { $0 != nil } })
+        let report = try #require(result.withLock { $0 })
+
+        // error(transport), in the transport's words.
+        guard case .error(.transport(let detail)) = report.machine.state else {
+            Issue.record("the session ended in \(report.machine.state), not error(transport)")
+            return
+        }
+        #expect(detail.contains(fault.reason), "\(detail)")
+        #expect(report.closeReason?.description.contains(fault.reason) == true, "\(String(describing: report.closeReason))")
+
+        // The text typed while connecting: handed to the transport when the connection opened,
+        // else still pending. Handed over is not delivered: a text still in the transport's
+        // backlog when the connection fails, or in a socket the server no longer reads, is
+        // neither pending nor received (the session cannot tell), so only the switches that fire
+        // after the server read it can check that it arrived.
+        #expect(report.machine.pendingTexts.map(\.text) == (fault.opens ? [] : [Self.typedEarly]))
+        if fault.firesAfterTheText {
+            // The server prints its events on a pipe the test reads on other threads: wait for it.
+            #expect(await WebSocketTransportTests.eventually(within: .seconds(20)) {
+                server.events(named: "received").contains { $0["type"] as? String == "text.input" }
+            })
+        }
+
+        // Nothing left behind: the service thread has exited, its socket is closed.
+        await WebSocketTransportTests.expectNothingLeft(by: transport, to: server)
+
+        // A text typed now is queued, not lost; reconnecting sends session.start and then every
+        // pending text, in the order typed, exactly once.
+        var machine = report.machine
+        let now = report.finishedAt
+        _ = try machine.typed(Self.typedLate, at: now)
+        let expected = (fault.opens ? [] : [Self.typedEarly]) + [Self.typedLate]
+        #expect(machine.pendingTexts.map(\.text) == expected)
+        let connecting = machine.connect(at: now)
+        #expect(connecting.contains(.openTransport))
+        #expect(machine.pendingTexts.map(\.text) == expected)
+        let opened = machine.transportOpened(at: now + .milliseconds(1))
+        let sent = opened.compactMap { action -> String? in
+            switch action {
+            case .send(let message): message.type.rawValue
+            case .sendText(let text): text.text
+            default: nil
+            }
+        }
+        #expect(sent == ["session.start"] + expected)
+    }
+    /// A message over the transport's limit (17 MiB, one frame) is the one fault that does not end
+    /// the session: skipped unbuffered, noted as malformed, and the typed turn is still answered.
+    @Test func aMessageOverTheLimitIsSkippedAndTheSessionStillEndsCleanly() async throws {
+        let server = try RuntimeServer(["--pace", "fast", "--oversized", "\(17 << 20)"])
+        defer { server.stop() }
+        let transport = WebSocketTransport(WebSocketConfiguration(url: try WebSocketURL(parsing: server.url + "/ws")))
+        let options = SessionDriverOptions(session: SessionConfiguration(sessionId: "fault"), initialTexts: [Self.typedEarly])
+        let malformed = Mutex<[String]>([])
+        let answered = Mutex(0)
+        let driver = SessionDriver(options: options, transport: transport, capture: .none, output: DiscardedReplyOutput()) { event, _ in
+            if case .malformed(let reason) = event { malformed.withLock { $0.append(reason) } }
+            if case .note(.turnAnswered) = event { answered.withLock { $0 += 1 } }
+        }
+        let result = Mutex<SessionReport?>(nil)
+        Thread { let report = driver.run(); result.withLock { $0 = report } }.start()
+        #expect(await WebSocketTransportTests.eventually(within: .seconds(60)) { result.withLock { $0 != nil } })
+        let report = try #require(result.withLock { $0 })
+        #expect(report.endedCleanly, "\(report.machine.state)")
+        #expect(malformed.withLock { $0 } == ["a message of \(17 << 20) bytes is over the \(16 << 20)-byte limit; it was skipped"])
+        #expect(answered.withLock { $0 } == 1)
+        #expect(report.machine.pendingTexts.isEmpty)
+        await WebSocketTransportTests.expectNothingLeft(by: transport, to: server)
+    }
+}
