@@ -37,6 +37,7 @@ import time
 import unicodedata
 import urllib.parse
 import weakref
+import zlib
 from typing import Any, NamedTuple
 
 from websockets.asyncio.server import ServerConnection, serve
@@ -1027,6 +1028,8 @@ class Settings:
     invalid_utf8: bool
     wrong_accept: bool
     sigv4: SigV4Settings | None
+    summary: bool = False
+    quiet: bool = False
 
 
 # MARK: - SigV4 on the handshake
@@ -1224,6 +1227,24 @@ class ConnectionInfo:
     aborted: bool = False
 
 
+class AudioTally:
+    """Audio counted as it passes: chunks, samples, and a CRC-32 (zlib's, the IEEE polynomial) over
+    the samples as Int16 little-endian bytes, in order, so a lost, repeated or reordered sample shows."""
+
+    def __init__(self) -> None:
+        self.chunks = 0
+        self.samples = 0
+        self.crc32 = 0
+
+    def add(self, pcm: bytes) -> None:
+        self.chunks += 1
+        self.samples += len(pcm) // 2
+        self.crc32 = zlib.crc32(pcm, self.crc32)
+
+    def fields(self) -> dict:
+        return {"chunks": self.chunks, "samples": self.samples, "crc32": self.crc32}
+
+
 class RuntimeConnection:
     """Serves one accepted WebSocket: reads the client, runs a VoiceRuntime, carries out its actions
     and the misbehaviour switches, and prints the events."""
@@ -1238,6 +1259,9 @@ class RuntimeConnection:
         self.received = 0
         self.sent = 0
         self.stalled = False
+        self.audio_received = AudioTally()
+        self.audio_sent = AudioTally()
+        self.interruptions_sent = 0
 
     async def serve(self) -> None:
         """Reads, answers and pings until the connection closes (a stalled one: until the server stops).
@@ -1279,7 +1303,8 @@ class RuntimeConnection:
     def _take(self, data: str | bytes) -> None:
         """Records and prints one received message and hands it to the runtime."""
         if isinstance(data, bytes):
-            emit("received", id=self.info.id, type=None, bytes=len(data), binary=True)
+            if not self.settings.quiet:
+                emit("received", id=self.info.id, type=None, bytes=len(data), binary=True)
             if not self._switch_due():
                 self.runtime.receive_binary(len(data), now_ns())
             return
@@ -1291,7 +1316,10 @@ class RuntimeConnection:
         except WireError as error:
             message = error
         kind = message.type if isinstance(message, ClientMessage) else _type_of_unreadable(data)
-        emit("received", id=self.info.id, type=kind, bytes=len(data.encode("utf-8")))
+        if not self.settings.quiet:
+            emit("received", id=self.info.id, type=kind, bytes=len(data.encode("utf-8")))
+        if isinstance(message, ClientMessage) and message.samples is not None:
+            self.audio_received.add(pcm_to_bytes(message.samples))
         if isinstance(message, ClientMessage) and kind == "session.start":
             emit("session", id=self.info.id, sessionId=message.fields["sessionId"],
                  continuesSessionId=message.fields.get("continuesSessionId"))
@@ -1361,6 +1389,7 @@ class RuntimeConnection:
                     await self.connection.close(1000)
                     return
                 await self._send_text(encode_message(action.message), action.message["type"])
+                self._count_sent(action.message)
                 if action.tag == "greeting":
                     await self._after_greeting()
             except ConnectionClosed:
@@ -1387,7 +1416,15 @@ class RuntimeConnection:
         else:
             await self.connection.send((data[i:i + size] for i in range(0, max(len(data), 1), size)), text=True)
         self.sent += 1
-        emit("sent", id=self.info.id, type=kind, bytes=len(data))
+        if not self.settings.quiet:
+            emit("sent", id=self.info.id, type=kind, bytes=len(data))
+
+    def _count_sent(self, message: dict) -> None:
+        """Counts the reply audio and interruptions that went out, for `--summary`."""
+        if message["type"] == "audio.chunk":
+            self.audio_sent.add(base64.b64decode(message["data"]))
+        elif message["type"] == "interruption":
+            self.interruptions_sent += 1
 
     # Keep-alive
 
@@ -1401,7 +1438,8 @@ class RuntimeConnection:
                     return
                 pong = await self.connection.ping()
                 latency = await pong
-                emit("pong", id=self.info.id, ms=round(latency * 1000, 3))
+                if not self.settings.quiet:
+                    emit("pong", id=self.info.id, ms=round(latency * 1000, 3))
         except ConnectionClosed:
             return
 
@@ -1419,6 +1457,10 @@ class RuntimeConnection:
             by, frame = "network", None
         emit("closed", id=self.info.id, code=frame.code if frame else 1006, reason=frame.reason if frame else "",
              by=by, clean=received is not None and sent is not None, received=self.received, sent=self.sent)
+        if self.settings.summary:
+            emit("summary", id=self.info.id, audioReceived=self.audio_received.fields(),
+                 audioSent=self.audio_sent.fields(), interruptionsSent=self.interruptions_sent,
+                 turns=self.runtime.turn_count)
 
 
 def _type_of_unreadable(text: str) -> str | None:
@@ -1569,6 +1611,9 @@ def parse_settings(argv: list[str]) -> Settings:
     add("--max-size", type=int, default=16 << 20, metavar="BYTES",
         help="largest message accepted from the client (default 16 MiB); larger closes with 1009")
     add("--no-compression", action="store_true", help="do not accept permessage-deflate")
+    add("--summary", action="store_true",
+        help="when a connection closes, print a summary: audio received and sent (chunks, samples, CRC-32)")
+    add("--quiet", action="store_true", help="do not print the received, sent and pong events")
     add("--drop-after", type=int, metavar="N", help="after the N-th message received, drop the TCP connection")
     add("--close-after", type=int, metavar="N", help="after the N-th message received, close with --close-code")
     add("--close-code", type=int, default=1000, metavar="C", help="close code for --close-after (default 1000)")
@@ -1599,7 +1644,7 @@ def parse_settings(argv: list[str]) -> Settings:
         drop_after=args.drop_after, close_after=args.close_after, close_code=args.close_code,
         close_reason=args.close_reason, refuse_status=args.refuse_status, refuse_body=args.refuse_body,
         stall_after=args.stall_after, oversized=args.oversized, invalid_utf8=args.invalid_utf8,
-        wrong_accept=args.wrong_accept, sigv4=sigv4)
+        wrong_accept=args.wrong_accept, sigv4=sigv4, summary=args.summary, quiet=args.quiet)
 
 
 def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
