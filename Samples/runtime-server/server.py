@@ -1297,6 +1297,9 @@ class RuntimeConnection:
             self.wake.set()
             if stop:
                 return
+            # recv() returns without suspending while messages are buffered: without this, a
+            # client sending as fast as it can starves the answering task, and no reply goes out.
+            await asyncio.sleep(0)
         self.runtime.closed()
         self.wake.set()
 

@@ -385,6 +385,24 @@ class ProtocolTests(ServerTestCase):
         self.assertEqual(after[-1], "session.ended")
         self.assertEqual(after.count("audio.chunk"), 2)  # 512 samples → 768 at 24 kHz
 
+    def test_a_client_sending_without_pause_still_gets_its_reply_while_it_sends(self):
+        # recv() does not suspend while messages are buffered: reading must still let the replies out.
+        server = self.server("--pace", "fast")
+        quiet = chunk([3, -3] * 256)
+        with connect(server.url, max_queue=None) as ws:
+            ws.send(start())
+            for samples in chunks_of(tone_burst(lead=0, tone=0.5, tail=0.6)):
+                ws.send(chunk(samples))
+            for _ in range(3_000):
+                ws.send(quiet)
+            ws.send(message("session.end"))
+            drain_until_closed(ws, timeout=30)
+        server.wait_event("closed")
+        kinds = [(item["event"], item.get("type")) for item in server.events]
+        first_reply = kinds.index(("sent", "audio.chunk"))
+        last_received = len(kinds) - 1 - kinds[::-1].index(("received", "audio.chunk"))
+        self.assertLess(first_reply, last_received, "the reply waited until the client stopped sending")
+
     def test_other_rates_are_timed_by_their_own_rate_and_an_unresamplable_one_gets_no_audio(self):
         server = self.server("--pace", "fast")
         with connect(server.url) as ws:
