@@ -55,6 +55,10 @@ let package = Package(
         // Float32 buffers a player takes; and, as a tester would write it, the playback format pinned.
         .executableTarget(name: "sample-session-file", dependencies: ["VoicePipeCore", "VoicePipeIO", "VoicePipeSession", "VoicePipeClient"], path: "Samples/SessionFile"),
         .executableTarget(name: "sample-decode-reply", dependencies: ["VoicePipeCore", "VoicePipeSession", "VoicePipeClient"], path: "Samples/DecodeReply"),
+        // The load run of RELIABILITY.md: generated speech streamed at full speed through a runtime
+        // that replies and is interrupted, audio counted and checksummed at both ends, memory sampled.
+        // Its own process, so the memory it samples is the session's alone; a test runs a short one.
+        .executableTarget(name: "voicepipe-load", dependencies: ["VoicePipeClient", "VoicePipeTestSupport"]),
         .testTarget(name: "PlaybackFormatTests", dependencies: ["VoicePipeCore", "VoicePipeSession"], path: "Samples/PlaybackFormatTests"),
 
         // Counts heap allocations per thread by interposing malloc, so only test targets link it
@@ -77,6 +81,6 @@ let package = Package(
                     exclude: ["Scripts"], resources: [.copy("Fixtures")]),
         // Runs the built `voicepipe` binary; depending on the executable makes `swift test` build it.
         // CSndFile names the formats of the libsndfile-written fixtures.
-        .testTarget(name: "VoicePipeCLITests", dependencies: ["voicepipe", "sample-capture-tone", "sample-convert-file", "sample-session-file", "sample-decode-reply", "VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport", "CSndFile"]),
+        .testTarget(name: "VoicePipeCLITests", dependencies: ["voicepipe", "voicepipe-load", "sample-capture-tone", "sample-convert-file", "sample-session-file", "sample-decode-reply", "VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport", "CSndFile"]),
     ]
 )

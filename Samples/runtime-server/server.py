@@ -38,6 +38,7 @@ import time
 import unicodedata
 import urllib.parse
 import weakref
+import zlib
 from typing import Any, NamedTuple
 
 from websockets.asyncio.server import ServerConnection, serve
@@ -1031,6 +1032,8 @@ class Settings:
     oversized_ping: int | None
     reset_after: int | None
     sigv4: SigV4Settings | None
+    summary: bool = False
+    quiet: bool = False
 
 
 # MARK: - SigV4 on the handshake
@@ -1228,6 +1231,24 @@ class ConnectionInfo:
     aborted: bool = False
 
 
+class AudioTally:
+    """Audio counted as it passes: chunks, samples, and a CRC-32 (zlib's, the IEEE polynomial) over
+    the samples as Int16 little-endian bytes, in order, so a lost, repeated or reordered sample shows."""
+
+    def __init__(self) -> None:
+        self.chunks = 0
+        self.samples = 0
+        self.crc32 = 0
+
+    def add(self, pcm: bytes) -> None:
+        self.chunks += 1
+        self.samples += len(pcm) // 2
+        self.crc32 = zlib.crc32(pcm, self.crc32)
+
+    def fields(self) -> dict:
+        return {"chunks": self.chunks, "samples": self.samples, "crc32": self.crc32}
+
+
 class RuntimeConnection:
     """Serves one accepted WebSocket: reads the client, runs a VoiceRuntime, carries out its actions
     and the misbehaviour switches, and prints the events."""
@@ -1242,6 +1263,9 @@ class RuntimeConnection:
         self.received = 0
         self.sent = 0
         self.stalled = False
+        self.audio_received = AudioTally()
+        self.audio_sent = AudioTally()
+        self.interruptions_sent = 0
 
     async def serve(self) -> None:
         """Reads, answers and pings until the connection closes (a stalled one: until the server stops).
@@ -1277,13 +1301,17 @@ class RuntimeConnection:
             self.wake.set()
             if stop:
                 return
+            # recv() returns without suspending while messages are buffered: without this, a
+            # client sending as fast as it can starves the answering task, and no reply goes out.
+            await asyncio.sleep(0)
         self.runtime.closed()
         self.wake.set()
 
     def _take(self, data: str | bytes) -> None:
         """Records and prints one received message and hands it to the runtime."""
         if isinstance(data, bytes):
-            emit("received", id=self.info.id, type=None, bytes=len(data), binary=True)
+            if not self.settings.quiet:
+                emit("received", id=self.info.id, type=None, bytes=len(data), binary=True)
             if not self._switch_due():
                 self.runtime.receive_binary(len(data), now_ns())
             return
@@ -1295,7 +1323,10 @@ class RuntimeConnection:
         except WireError as error:
             message = error
         kind = message.type if isinstance(message, ClientMessage) else _type_of_unreadable(data)
-        emit("received", id=self.info.id, type=kind, bytes=len(data.encode("utf-8")))
+        if not self.settings.quiet:
+            emit("received", id=self.info.id, type=kind, bytes=len(data.encode("utf-8")))
+        if isinstance(message, ClientMessage) and message.samples is not None:
+            self.audio_received.add(pcm_to_bytes(message.samples))
         if isinstance(message, ClientMessage) and kind == "session.start":
             emit("session", id=self.info.id, sessionId=message.fields["sessionId"],
                  continuesSessionId=message.fields.get("continuesSessionId"))
@@ -1397,6 +1428,7 @@ class RuntimeConnection:
                     await self.connection.close(1000)
                     return
                 await self._send_text(encode_message(action.message), action.message["type"])
+                self._count_sent(action.message)
                 if action.tag == "greeting":
                     await self._after_greeting()
             except ConnectionClosed:
@@ -1423,7 +1455,15 @@ class RuntimeConnection:
         else:
             await self.connection.send((data[i:i + size] for i in range(0, max(len(data), 1), size)), text=True)
         self.sent += 1
-        emit("sent", id=self.info.id, type=kind, bytes=len(data))
+        if not self.settings.quiet:
+            emit("sent", id=self.info.id, type=kind, bytes=len(data))
+
+    def _count_sent(self, message: dict) -> None:
+        """Counts the reply audio and interruptions that went out, for `--summary`."""
+        if message["type"] == "audio.chunk":
+            self.audio_sent.add(base64.b64decode(message["data"]))
+        elif message["type"] == "interruption":
+            self.interruptions_sent += 1
 
     # Keep-alive
 
@@ -1437,7 +1477,8 @@ class RuntimeConnection:
                     return
                 pong = await self.connection.ping()
                 latency = await pong
-                emit("pong", id=self.info.id, ms=round(latency * 1000, 3))
+                if not self.settings.quiet:
+                    emit("pong", id=self.info.id, ms=round(latency * 1000, 3))
         except ConnectionClosed:
             return
 
@@ -1455,6 +1496,10 @@ class RuntimeConnection:
             by, frame = "network", None
         emit("closed", id=self.info.id, code=frame.code if frame else 1006, reason=frame.reason if frame else "",
              by=by, clean=received is not None and sent is not None, received=self.received, sent=self.sent)
+        if self.settings.summary:
+            emit("summary", id=self.info.id, audioReceived=self.audio_received.fields(),
+                 audioSent=self.audio_sent.fields(), interruptionsSent=self.interruptions_sent,
+                 turns=self.runtime.turn_count)
 
 
 def _type_of_unreadable(text: str) -> str | None:
@@ -1614,6 +1659,9 @@ def parse_settings(argv: list[str]) -> Settings:
     add("--max-size", type=int, default=16 << 20, metavar="BYTES",
         help="largest message accepted from the client (default 16 MiB); larger closes with 1009")
     add("--no-compression", action="store_true", help="do not accept permessage-deflate")
+    add("--summary", action="store_true",
+        help="when a connection closes, print a summary: audio received and sent (chunks, samples, CRC-32)")
+    add("--quiet", action="store_true", help="do not print the received, sent and pong events")
     add("--drop-after", type=int, metavar="N", help="after the N-th message received, drop the TCP connection")
     add("--close-after", type=int, metavar="N", help="after the N-th message received, close with --close-code")
     add("--close-code", type=int, default=1000, metavar="C", help="close code for --close-after (default 1000)")
@@ -1651,7 +1699,8 @@ def parse_settings(argv: list[str]) -> Settings:
         close_reason=args.close_reason, refuse_status=args.refuse_status, refuse_body=args.refuse_body,
         stall_after=args.stall_after, oversized=args.oversized, invalid_utf8=args.invalid_utf8,
         wrong_accept=args.wrong_accept, cut_mid_message=args.cut_mid_message,
-        oversized_ping=args.oversized_ping, reset_after=args.reset_after, sigv4=sigv4)
+        oversized_ping=args.oversized_ping, reset_after=args.reset_after, sigv4=sigv4,
+        summary=args.summary, quiet=args.quiet)
 
 
 def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

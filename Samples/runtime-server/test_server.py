@@ -26,6 +26,7 @@ import threading
 import time
 import unittest
 import urllib.parse
+import zlib
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from unittest import mock
@@ -384,6 +385,24 @@ class ProtocolTests(ServerTestCase):
         self.assertEqual(after[-1], "session.ended")
         self.assertEqual(after.count("audio.chunk"), 2)  # 512 samples → 768 at 24 kHz
 
+    def test_a_client_sending_without_pause_still_gets_its_reply_while_it_sends(self):
+        # recv() does not suspend while messages are buffered: reading must still let the replies out.
+        server = self.server("--pace", "fast")
+        quiet = chunk([3, -3] * 256)
+        with connect(server.url, max_queue=None) as ws:
+            ws.send(start())
+            for samples in chunks_of(tone_burst(lead=0, tone=0.5, tail=0.6)):
+                ws.send(chunk(samples))
+            for _ in range(3_000):
+                ws.send(quiet)
+            ws.send(message("session.end"))
+            drain_until_closed(ws, timeout=30)
+        server.wait_event("closed")
+        kinds = [(item["event"], item.get("type")) for item in server.events]
+        first_reply = kinds.index(("sent", "audio.chunk"))
+        last_received = len(kinds) - 1 - kinds[::-1].index(("received", "audio.chunk"))
+        self.assertLess(first_reply, last_received, "the reply waited until the client stopped sending")
+
     def test_other_rates_are_timed_by_their_own_rate_and_an_unresamplable_one_gets_no_audio(self):
         server = self.server("--pace", "fast")
         with connect(server.url) as ws:
@@ -470,6 +489,33 @@ class SwitchTests(ServerTestCase):
                 server.wait_event("received", binary=True)
             server.wait_event("closed")
             self.assertEqual(path.read_bytes(), b"".join(text.encode("utf-8") + b"\n" for text in sent))
+
+    def test_summary_counts_and_checksums_the_audio_both_ways_and_quiet_prints_no_message_events(self):
+        server = self.server("--summary", "--quiet", "--pace", "fast")
+        loud = tone_burst(lead=0, tone=0.5, tail=0.6)
+        sent_chunks = chunks_of(loud)
+        with connect(server.url) as ws:
+            ws.send(start())
+            for samples in sent_chunks:
+                ws.send(chunk(samples))
+            ws.send(message("text.input", text="hi"))   # its three tones come while the voice turn's reply goes
+            ws.send(chunk(tone_burst(lead=0, tone=0.032, tail=0)))
+            ws.send(message("session.end"))
+            received, _ = drain_until_closed(ws)
+        summary = server.wait_event("summary")
+        sent_pcm = b"".join(array.array("h", samples).tobytes() for samples in sent_chunks) + \
+            array.array("h", tone_burst(lead=0, tone=0.032, tail=0)).tobytes()
+        self.assertEqual(summary["audioReceived"], {"chunks": len(sent_chunks) + 1, "samples": len(sent_pcm) // 2,
+                                                    "crc32": zlib.crc32(sent_pcm)})
+        replies = [base64.b64decode(item["data"]) for item in received if item["type"] == "audio.chunk"]
+        reply_pcm = b"".join(replies)
+        self.assertGreater(len(replies), 0)
+        self.assertEqual(summary["audioSent"], {"chunks": len(replies), "samples": len(reply_pcm) // 2,
+                                                "crc32": zlib.crc32(reply_pcm)})
+        self.assertEqual(summary["interruptionsSent"], [item["type"] for item in received].count("interruption"))
+        self.assertEqual(summary["turns"], 3)
+        self.assertEqual(server.of_kind("received") + server.of_kind("sent"), [])
+        self.assertEqual(server.wait_event("closed")["received"], len(sent_chunks) + 4)
 
     def test_start_runs_the_server_on_the_port_given(self):
         with socket.socket() as probe:

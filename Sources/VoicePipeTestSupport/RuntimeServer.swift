@@ -79,6 +79,9 @@ public final class RuntimeServer: Sendable {
 
     deinit { stop() }
 
+    /// The server's process id (to sample its memory, say).
+    public var processIdentifier: Int32 { process.processIdentifier }
+
     /// The port it listens on.
     public var port: Int {
         Int(url.split(separator: ":").last ?? "") ?? 0

@@ -105,6 +105,16 @@ struct EmbeddedRuntimeTests {
         try client.send(WireCodec.encode(message))
     }
 
+    /// Sends a message if the backlog has room: false when it is full.
+    static func offer(_ message: WireMessage, to client: InMemoryTransport) -> Bool {
+        do {
+            try client.send(WireCodec.encode(message))
+            return true
+        } catch {
+            return false
+        }
+    }
+
     /// Sends every message, waiting for room whenever the backlog is full (the runtime reads on).
     static func sendAll(_ messages: [WireMessage], to client: InMemoryTransport) async throws {
         for message in messages {
@@ -219,6 +229,71 @@ struct EmbeddedRuntimeTests {
         #expect(reply.count == voice.count + 10_800)
         #expect(Array(reply.prefix(voice.count)) == voice)
         #expect(await runtime.waitUntilFinished(timeout: .seconds(30)))
+    }
+
+    @Test func trafficCountsTheAudioEachWayOnceEvenWhenSendsAreRefusedAndRetried() async throws {
+        let runtime = EmbeddedRuntime(options: EmbeddedRuntimeOptions(pacing: .unpaced))
+        // A 16 KiB backlog refuses many reply chunks; each must be counted once, when it goes.
+        let client = runtime.connect(backlogLimit: 16 << 10)
+        let recorder = ClientRecorder(client)
+        client.open()
+        let chunks = F.chunks(F.toneBurst())
+        try await Self.sendAll([.sessionStart(sessionId: "s-1", context: [:])]
+            + chunks.map { .audioChunk(AudioChunk(sampleRate: 16_000, samples: $0)) }
+            + [.textInput(text: "and a typed one"), .sessionEnd], to: client)
+        let events = await recorder.wait { $0.closeReason != nil }
+        #expect(await runtime.waitUntilFinished(timeout: .seconds(30)))
+        var sent = AudioTally(), received = AudioTally()
+        for chunk in chunks { sent.add(chunk) }
+        for case .audioChunk(let chunk) in events?.messages ?? [] { received.add(chunk.samples) }
+        let traffic = try #require(runtime.traffic.first)
+        #expect(runtime.traffic.count == 1)
+        #expect(traffic.audioReceived == sent)
+        #expect(traffic.audioSent == received)
+        #expect(traffic.audioSent.samples == F.burstTurnSamples * 3 / 2 + 10_800)
+        #expect(traffic.interruptionsSent == 0)
+        #expect(traffic.turns == 2)
+        // A second session gets its own record; the first one's stays.
+        let second = runtime.connect()
+        second.open()
+        try second.send(WireCodec.encode(.sessionStart(sessionId: "s-2", context: [:])))
+        try second.send(WireCodec.encode(.audioChunk(AudioChunk(sampleRate: 16_000, samples: [1, 2, 3]))))
+        second.close()
+        #expect(await runtime.waitUntilFinished(timeout: .seconds(30)))
+        #expect(runtime.traffic.count == 2)
+        #expect(runtime.traffic.first == traffic)
+    }
+
+    /// Regression: the runtime took every client message into an unbounded inbox at once, so a
+    /// client sending faster than the runtime answers (`--fast`) queued its input there: 12 MB
+    /// more memory after 10 minutes of audio in the load run. Now the runtime stops taking them
+    /// above a bound, they count against the client's backlog, and a full backlog refuses a send.
+    @Test func aClientFasterThanTheRuntimeFillsItsOwnBacklogNotTheRuntimesMemory() async throws {
+        let runtime = EmbeddedRuntime(options: EmbeddedRuntimeOptions(pacing: .unpaced))
+        let client = runtime.connect(backlogLimit: 64 << 10)
+        let recorder = ClientRecorder(client)
+        client.open()
+        try Self.send(.sessionStart(sessionId: "s-1", context: [:]), to: client)
+        var random = SplitMix64(seed: 3)
+        var sent = AudioTally()
+        var refused = false
+        // 40 000 chunks (about 60 MB of messages) sent without waiting: the runtime, which decodes,
+        // measures and resamples each, cannot keep up with a loop that only queues them.
+        for _ in 0..<40_000 {
+            let samples = (0..<512).map { _ in Int16(truncatingIfNeeded: random.next() % 33) - 16 }
+            if Self.offer(.audioChunk(AudioChunk(sampleRate: 16_000, samples: samples)), to: client) {
+                sent.add(samples)
+            } else {
+                refused = true
+                break
+            }
+        }
+        #expect(refused, "every send was taken at once: the runtime queues the client's input without bound")
+        try await Self.sendAll([.sessionEnd], to: client)
+        _ = await recorder.wait { $0.closeReason != nil }
+        #expect(await runtime.waitUntilFinished(timeout: .seconds(60)))
+        // Nothing the client sent was lost on the way, refused sends aside.
+        #expect(runtime.traffic.first?.audioReceived == sent)
     }
 
     @Test func aStalledRuntimeFillsTheClientsBacklogAndStopEndsIt() async throws {

@@ -17,8 +17,7 @@ public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @uncheck
     private let room = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     /// The thread that takes inputs (known once it has called ``next(until:)``).
     private var consumer: pthread_t?
-    private var items: [Element] = []
-    private var head = 0
+    private var items = FIFOQueue<Element>()
     private var waitingUntil: SessionInstant?
     private var waiting = false
     private var moved = false
@@ -60,7 +59,7 @@ public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @uncheck
     public func post(_ element: Element, waitingWhileAbove limit: Int) {
         pthread_mutex_lock(mutex)
         let onConsumer = consumer.map { pthread_equal($0, pthread_self()) != 0 } ?? false
-        while !onConsumer, !retired, items.count - head > limit {
+        while !onConsumer, !retired, items.count > limit {
             pthread_cond_wait(room, mutex)
         }
         items.append(element)
@@ -72,7 +71,7 @@ public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @uncheck
     public var count: Int {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return items.count - head
+        return items.count
     }
 
     /// The oldest input, waiting for one until `deadline` (forever when nil); nil when the
@@ -81,7 +80,7 @@ public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @uncheck
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         if consumer == nil { consumer = pthread_self() }
-        while head == items.count {
+        while items.isEmpty {
             if let deadline, clock.now >= deadline { return nil }
             waiting = true
             waitingUntil = deadline
@@ -94,13 +93,8 @@ public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @uncheck
             }
             waiting = false
         }
-        let element = items[head]
-        head += 1
+        guard let element = items.popFirst() else { return nil }
         pthread_cond_broadcast(room)
-        if head == items.count {
-            items.removeAll(keepingCapacity: true)
-            head = 0
-        }
         return element
     }
 
@@ -125,7 +119,7 @@ public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @uncheck
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         if retired { return true }
-        guard waiting, head == items.count, !moved else { return false }
+        guard waiting, items.isEmpty, !moved else { return false }
         if let waitingUntil { return clock.now < waitingUntil }
         return true
     }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import VoicePipeCore
 import VoicePipeSession
 
 /// A voice runtime inside the process: it serves the runtime end of an ``InMemoryTransport``
@@ -24,6 +25,8 @@ public final class EmbeddedRuntime: Sendable {
     public let options: EmbeddedRuntimeOptions
     private let clock: any SessionClock
     private let connections = Mutex<[Connection]>([])
+    /// Each session's counts, kept after it finished.
+    private let trafficRecords = Mutex<[TrafficRecord]>([])
     private let running = DispatchGroup()
 
     /// - Parameters:
@@ -45,6 +48,7 @@ public final class EmbeddedRuntime: Sendable {
             connections.removeAll(where: \.isFinished)
             connections.append(connection)
         }
+        trafficRecords.withLock { $0.append(connection.traffic) }
         running.enter()
         let options = options
         let running = running
@@ -61,6 +65,13 @@ public final class EmbeddedRuntime: Sendable {
     /// reads the transport and so never sees the client close.
     public func stop() {
         for connection in connections.withLock({ $0 }) { connection.stop() }
+    }
+
+    /// What each session started so far received and sent, in the order they were started: the
+    /// client's audio as the runtime read it, the reply audio the transport accepted, the
+    /// interruptions sent and the turns. Up to date after each event the runtime handled.
+    public var traffic: [EmbeddedRuntimeTraffic] {
+        trafficRecords.withLock { $0 }.map { $0.counts.withLock { $0 } }
     }
 
     /// True when every session started so far has finished.
@@ -105,11 +116,17 @@ private final class Connection: Sendable {
     /// Most actions carried out before the inbox is looked at again, so an unpaced reply going
     /// out in one burst still lets the client's audio (and an interruption) in.
     static let actionsPerTurnOfTheLoop = 64
+    /// Client events waiting in the inbox above which the runtime stops taking more from the
+    /// transport (they wait there and count against the client's backlog, so a client sending as
+    /// fast as it is taken slows down), and at or below which it takes them again.
+    static let inboxHighWater = 256
+    static let inboxLowWater = 64
 
     let transport: InMemoryTransport
     let clock: any SessionClock
     let inbox: SessionInbox<Input>
     let finished = Atomic<Bool>(false)
+    let traffic = TrafficRecord()
 
     init(transport: InMemoryTransport, clock: any SessionClock) {
         self.transport = transport
@@ -123,10 +140,32 @@ private final class Connection: Sendable {
         inbox.post(.stop)
     }
 
+    /// Counts a message the transport took, when it is reply audio or an interruption.
+    private func count(sent message: WireMessage) {
+        switch message {
+        case .audioChunk(let chunk): traffic.counts.withLock { $0.audioSent.add(chunk.samples) }
+        case .interruption: traffic.counts.withLock { $0.interruptionsSent += 1 }
+        default: break
+        }
+    }
+
     /// The serving loop: carry out what is due, then wait for an input or the next deadline.
     func serve(options: EmbeddedRuntimeOptions) {
         var core = EmbeddedRuntimeCore(options: options)
+        // Flow control, decided on this thread alone: paused while the inbox is above the high
+        // water, resumed at the low water. Without it a client faster than the runtime would queue
+        // its whole input here.
+        var receivingPaused = false
+        var stalledOnPurpose = false
         serving: while !core.isFinished {
+            let waiting = inbox.count
+            if !receivingPaused, !stalledOnPurpose, waiting > Self.inboxHighWater {
+                receivingPaused = true
+                transport.pauseReceiving()
+            } else if receivingPaused, !stalledOnPurpose, waiting <= Self.inboxLowWater {
+                receivingPaused = false
+                transport.resumeReceiving()
+            }
             var carriedOut = 0
             while carriedOut < Self.actionsPerTurnOfTheLoop, let action = core.nextAction(at: clock.now) {
                 carriedOut += 1
@@ -134,6 +173,7 @@ private final class Connection: Sendable {
                 case .send(let message):
                     do {
                         try transport.send(WireCodec.encode(message))
+                        count(sent: message)
                     } catch {
                         switch error {
                         case .backlogFull, .notOpen:
@@ -145,6 +185,7 @@ private final class Connection: Sendable {
                 case .stopReading:
                     // What the client sends from now on waits unread and fills its backlog;
                     // only ``EmbeddedRuntime/stop()`` ends the session.
+                    stalledOnPurpose = true
                     transport.pauseReceiving()
                 case .close:
                     transport.close()
@@ -157,6 +198,8 @@ private final class Connection: Sendable {
             switch input {
             case .event(let event):
                 core.receive(event, at: clock.now)
+                let (audio, turns) = (core.audioReceived, core.turns)
+                traffic.counts.withLock { $0.audioReceived = audio; $0.turns = turns }
             case .stop:
                 transport.close()
                 break serving
@@ -165,6 +208,25 @@ private final class Connection: Sendable {
         finished.store(true, ordering: .releasing)
         inbox.retire()
     }
+}
+
+/// What one embedded runtime session received and sent, counted as it passed.
+public struct EmbeddedRuntimeTraffic: Sendable, Hashable {
+    /// The client's `audio.chunk`s as the runtime read them (decoded, in order).
+    public var audioReceived = AudioTally()
+    /// The reply `audio.chunk`s the transport took, in order (a refused one is counted when it goes).
+    public var audioSent = AudioTally()
+    /// `interruption` messages the transport took.
+    public var interruptionsSent = 0
+    /// Turns ended, voice and typed.
+    public var turns = 0
+
+    public init() {}
+}
+
+/// One session's traffic, shared between its serving thread and the runtime.
+private final class TrafficRecord: Sendable {
+    let counts = Mutex(EmbeddedRuntimeTraffic())
 }
 
 /// Resumes a continuation exactly once, whichever of several callbacks comes first.

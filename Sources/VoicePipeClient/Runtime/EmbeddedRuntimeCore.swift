@@ -118,6 +118,8 @@ public struct EmbeddedRuntimeCore: ~Copyable {
     private var started = false
     private var notedEarlyMessage = false
     private var turnCount = 0
+    /// Every client `audio.chunk` the core read, counted and checksummed (see ``audioReceived``).
+    private var receivedAudio = AudioTally()
     private var audioRate: Int?
     private var notes = UnknownContentNotes()
     /// Types already reported as ignored after `session.end` (a capture still running sends
@@ -128,6 +130,13 @@ public struct EmbeddedRuntimeCore: ~Copyable {
         self.options = options
         gate = VoiceGate(options: options.gate)
     }
+
+    /// The client's audio as the runtime read it: every `audio.chunk` decoded, in order, whatever
+    /// the runtime then did with it (a load test compares it with what the client sent).
+    public var audioReceived: AudioTally { receivedAudio }
+
+    /// Turns ended so far, voice and typed.
+    public var turns: Int { turnCount }
 
     /// True once the runtime's end closed (after ``Action/close``) or the client closed it.
     public var isFinished: Bool {
@@ -259,6 +268,7 @@ public struct EmbeddedRuntimeCore: ~Copyable {
             return
         }
         let message = envelope.message
+        if case .audioChunk(let chunk) = message { receivedAudio.add(chunk.samples) }
         if case .ending = phase {
             if ignoredAfterEnd.insert(message.type).inserted { debug("\(message.type) after session.end was ignored") }
             return

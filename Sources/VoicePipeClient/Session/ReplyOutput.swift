@@ -89,3 +89,43 @@ public final class DiscardedReplyOutput: ReplyOutput {
     public func cut() throws(ReplyPlayerError) {}
     public func finish() throws(ReplyPlayerError) {}
 }
+
+/// Another output, with every reply chunk it is given counted and checksummed on the way in:
+/// what the client received of the runtime's reply audio, to compare with what the runtime says
+/// it sent (a load test), and the cuts applied.
+public final class TallyingReplyOutput: ReplyOutput {
+    /// The output the chunks go on to.
+    public let output: any ReplyOutput
+    /// Every chunk given to ``play(_:)``, in order, refused ones included.
+    public private(set) var tally = AudioTally()
+    /// Calls to ``cut()``.
+    public private(set) var cuts = 0
+
+    public init(wrapping output: any ReplyOutput) {
+        self.output = output
+    }
+
+    public var name: String { output.name }
+    public var sampleRate: Double { output.sampleRate }
+    public var framesPlayed: Int { output.framesPlayed }
+    public var framesCut: Int { output.framesCut }
+    public var chunksQueued: Int { output.chunksQueued }
+
+    public func play(_ chunk: AudioChunk) throws(ReplyPlayerError) -> Bool {
+        tally.add(chunk.samples)
+        return try output.play(chunk)
+    }
+
+    public func cut() throws(ReplyPlayerError) {
+        cuts += 1
+        try output.cut()
+    }
+
+    public func replyEnded() throws(ReplyPlayerError) {
+        try output.replyEnded()
+    }
+
+    public func finish() throws(ReplyPlayerError) {
+        try output.finish()
+    }
+}

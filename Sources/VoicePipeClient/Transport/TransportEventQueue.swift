@@ -12,8 +12,7 @@ final class TransportEventQueue: Sendable {
     typealias Handler = @Sendable (TransportEvent) -> Void
 
     private struct State {
-        var waiting: [TransportEvent] = []
-        var head = 0
+        var waiting = FIFOQueue<TransportEvent>()
         var waitingBytes = 0
         var reader: CheckedContinuation<TransportEvent?, Never>?
         var handler: Handler?
@@ -23,14 +22,8 @@ final class TransportEventQueue: Sendable {
         var finished = false
 
         mutating func pop() -> TransportEvent? {
-            guard head < waiting.count else { return nil }
-            let event = waiting[head]
-            head += 1
+            guard let event = waiting.popFirst() else { return nil }
             waitingBytes -= TransportEventQueue.bytes(of: event)
-            if head == waiting.count {
-                waiting.removeAll(keepingCapacity: true)
-                head = 0
-            }
             if case .closed = event { finished = true }
             return event
         }
@@ -47,7 +40,7 @@ final class TransportEventQueue: Sendable {
     var waitingBytes: Int { state.withLock { $0.waitingBytes } }
 
     /// Events pushed and not yet read.
-    var waitingCount: Int { state.withLock { $0.waiting.count - $0.head } }
+    var waitingCount: Int { state.withLock { $0.waiting.count } }
 
     /// True once a `closed` event was pushed: nothing more is accepted.
     var isClosed: Bool { state.withLock { $0.closed } }

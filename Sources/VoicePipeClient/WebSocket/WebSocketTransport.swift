@@ -90,22 +90,15 @@ final class WebSocketEngine: @unchecked Sendable {
 
     struct Shared {
         var phase = Phase.idle
-        var outgoing: [[UInt8]] = []
-        var outgoingHead = 0
+        var outgoing = FIFOQueue<[UInt8]>()
         var backlogBytes = 0
         /// The lws context while the service thread runs it: what `lws_cancel_service` wakes.
         var context: ContextHandle?
         var selectedSubprotocol: String?
 
         mutating func popOutgoing() -> [UInt8]? {
-            guard outgoingHead < outgoing.count else { return nil }
-            let message = outgoing[outgoingHead]
-            outgoingHead += 1
+            guard let message = outgoing.popFirst() else { return nil }
             backlogBytes -= message.count
-            if outgoingHead == outgoing.count {
-                outgoing.removeAll(keepingCapacity: true)
-                outgoingHead = 0
-            }
             return message
         }
     }
