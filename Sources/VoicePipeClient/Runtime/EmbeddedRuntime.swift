@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import VoicePipeCore
 import VoicePipeSession
 
 /// A voice runtime inside the process: it serves the runtime end of an ``InMemoryTransport``
@@ -23,7 +24,7 @@ public final class EmbeddedRuntime: Sendable {
     /// What every session this runtime serves is given.
     public let options: EmbeddedRuntimeOptions
     private let clock: any SessionClock
-    private let connections = Mutex<[Connection]>([])
+    private let connections = Guarded<[Connection]>([])
     private let running = DispatchGroup()
 
     /// - Parameters:
@@ -169,7 +170,7 @@ private final class Connection: Sendable {
 
 /// Resumes a continuation exactly once, whichever of several callbacks comes first.
 private final class ResumeOnce: Sendable {
-    private let continuation = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+    private let continuation = Guarded<CheckedContinuation<Bool, Never>?>(nil)
 
     func set(_ continuation: CheckedContinuation<Bool, Never>) {
         self.continuation.withLock { $0 = continuation }

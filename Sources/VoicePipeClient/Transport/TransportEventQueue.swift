@@ -1,4 +1,5 @@
 import Synchronization
+import VoicePipeCore
 
 /// The receiving half every transport shares: events pushed from any thread, read in order either
 /// through one `AsyncStream` or by a handler the queue calls (one or the other), finished after
@@ -36,7 +37,7 @@ final class TransportEventQueue: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     /// The events, in order; one reader.
     var stream: AsyncStream<TransportEvent> {

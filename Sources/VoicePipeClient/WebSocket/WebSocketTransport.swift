@@ -110,7 +110,7 @@ final class WebSocketEngine: @unchecked Sendable {
     }
 
     let configuration: WebSocketConfiguration
-    let shared = Mutex(Shared())
+    let shared = Guarded(Shared())
     let incoming = TransportEventQueue()
 
     // The service thread's own state.
