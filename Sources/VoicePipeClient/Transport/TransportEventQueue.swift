@@ -83,7 +83,8 @@ final class TransportEventQueue: Sendable {
     }
 
     /// From now on, calls `handler` with every event, in order, on the thread that pushed it (or
-    /// that resumed delivery), one call at a time; events already waiting go first.
+    /// that resumed delivery), one call at a time; events already waiting go first. The queue lets
+    /// go of the handler once it has delivered the closed event.
     func setHandler(_ handler: @escaping Handler) {
         state.withLock { $0.handler = handler }
         deliver()
@@ -119,7 +120,13 @@ final class TransportEventQueue: Sendable {
             }
             guard let (handler, event) = next else { return }
             handler(event)
-            state.withLock { $0.delivering = false }
+            state.withLock { state in
+                state.delivering = false
+                // Nothing follows the closed event: the handler goes, and with it what it holds.
+                // A handler that captures its transport's owner (the embedded runtime's
+                // connection does) would otherwise keep a cycle alive after the session.
+                if state.finished { state.handler = nil }
+            }
         }
     }
 
