@@ -18,7 +18,9 @@ let package = Package(
         // converters, base64 and audio.chunk, the playback pipeline, the device contracts.
         // No Foundation, no I/O. The standard library's rounding and square root lower to libm
         // calls in debug builds.
-        .target(name: "VoicePipeCore", dependencies: ["CVoicePipeKernels"], linkerSettings: [.linkedLibrary("m")]),
+        .target(name: "VoicePipeCore", dependencies: ["CVoicePipeKernels", "CThreadAnnotations"], linkerSettings: [.linkedLibrary("m")]),
+        // Lock annotations for ThreadSanitizer (empty unless built with --sanitize=thread).
+        .target(name: "CThreadAnnotations"),
 
         // System C libraries, found with pkg-config; `providers` names the Debian package to install.
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),

@@ -126,7 +126,7 @@ extension SystemErrorCode {
 enum SndFile {
     /// libsndfile reports a failed open through a process-wide error variable; the lock keeps another
     /// thread's open from overwriting it between `sf_open_fd` and `sf_strerror`.
-    private static let openLock = Mutex<Void>(())
+    private static let openLock = Guarded<Void>(())
 
     /// Opens `descriptor` through libsndfile, which takes it over: `sf_close` closes it, and so does a
     /// failed open. The caller must not use or close the descriptor after this call.

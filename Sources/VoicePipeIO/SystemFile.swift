@@ -132,7 +132,7 @@ public enum SystemFile {
         var spool: Int32?
     }
 
-    private static let standardInput = Mutex(StandardInputState())
+    private static let standardInput = Guarded(StandardInputState())
 
     /// Whether a stream starting with `head` is one libsndfile reads without seeking.
     private static func streamsAsIs(_ head: [UInt8]) -> Bool {

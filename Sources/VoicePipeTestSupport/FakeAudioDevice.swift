@@ -28,7 +28,7 @@ public final class FakeAudioDevice: CaptureHardware, PlaybackHardware {
         var closed = false
     }
 
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     /// A device named `name` that reports `format` (any values, valid or not).
     public init(name: String = "fake", format: AudioFormat) {

@@ -172,7 +172,7 @@ public struct LoadRun {
 
         let samplesSent = Atomic<Int>(0)
         let framesSent = Atomic<Int>(0)
-        let malformed = Mutex<[String]>([])
+        let malformed = Guarded<[String]>([])
         let sampler = MemorySampler(interval: sampleInterval, progress: { samplesSent.load(ordering: .relaxed) },
                                     otherProcess: server?.processIdentifier)
         let session = SessionConfiguration(sessionId: "load-\(runtime.rawValue)")

@@ -1,6 +1,7 @@
 import Glibc
 import Synchronization
 import VoicePipeClient
+import VoicePipeCore
 import VoicePipeSession
 
 /// A session clock that moves only when a test moves it.
@@ -9,8 +10,8 @@ import VoicePipeSession
 /// time, wakes them, and returns once every one of them is idle again (blocked with nothing due),
 /// so a test can check what a timer did right after moving the clock, without sleeping.
 public final class ManualSessionClock: SessionClock {
-    private let state = Mutex<SessionInstant>(.origin)
-    private let waiters = Mutex<[WeakWaiter]>([])
+    private let state = Guarded<SessionInstant>(.origin)
+    private let waiters = Guarded<[WeakWaiter]>([])
 
     public init(startingAt instant: SessionInstant = .origin) {
         state.withLock { $0 = instant }
@@ -75,10 +76,10 @@ public func waitUntil(limit: Duration = .seconds(10), _ condition: () -> Bool) -
 
 /// A value shared between a test and the threads it starts, behind a lock.
 public final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
+    private let mutex: Guarded<Value>
 
     public init(_ value: Value) {
-        mutex = Mutex(value)
+        mutex = Guarded(value)
     }
 
     public var value: Value { mutex.withLock { $0 } }

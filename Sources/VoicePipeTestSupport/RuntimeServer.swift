@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import VoicePipeCore
 
 /// The Python runtime server of `Samples/runtime-server` (or another script speaking its event
 /// format), started on a free loopback port for a test and stopped when the test is done.
@@ -29,8 +30,8 @@ public final class RuntimeServer: Sendable {
 
     /// What the server printed, filled by two reader threads.
     private final class Output: Sendable {
-        let lines = Mutex<[[String: any Sendable]]>([])
-        let errors = Mutex("")
+        let lines = Guarded<[[String: any Sendable]]>([])
+        let errors = Guarded("")
     }
 
     /// The Python of the server's environment (made by `Samples/runtime-server/setup`).

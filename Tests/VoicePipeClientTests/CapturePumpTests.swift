@@ -30,7 +30,7 @@ struct CapturePumpTests {
     /// Runs `pump` on a background thread; returns a way to wait for its outcome.
     static func runInBackground(_ pump: CapturePump) -> () -> (Result<CapturePumpReport, any Error>, [Int16], Int) {
         let done = DispatchSemaphore(value: 0)
-        let outcome = Mutex<(Result<CapturePumpReport, any Error>, [Int16], Int)?>(nil)
+        let outcome = Guarded<(Result<CapturePumpReport, any Error>, [Int16], Int)?>(nil)
         Thread.detachNewThread {
             var samples = [Int16]()
             var frames = 0
@@ -196,7 +196,7 @@ struct CapturePumpTests {
     @Test func aStreamsEndHandlerRunsOnceHoweverItIsStopped() throws {
         let fake = FakeAudioDevice(name: "mic", format: Self.format)
         let device = try CaptureDevice(fake)
-        let ends = Mutex(0)
+        let ends = Guarded(0)
         try device.installTap({ _ in .proceed }, onEnd: { ends.withLock { $0 += 1 } })
         fake.requestStop()
         fake.requestStop()

@@ -23,7 +23,7 @@ final class ClientRecorder: Sendable {
         var nextId = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     /// Records through the transport's handler, on the sending thread: recording never waits for
     /// a Swift concurrency thread, however busy the test run keeps them.

@@ -2,13 +2,14 @@ import Foundation
 import Synchronization
 import Testing
 import VoicePipeClient
+import VoicePipeCore
 
 /// Independent jobs on a bounded number of threads: every job once, results in job order,
 /// completions on the calling thread.
 struct ParallelJobsTests {
     @Test(arguments: [1, 2, 5, 64])
     func everyJobRunsOnceAndResultsComeBackInJobOrder(width: Int) {
-        let runs = Mutex([Int](repeating: 0, count: 40))
+        let runs = Guarded([Int](repeating: 0, count: 40))
         let caller = Thread.current
         var completions = [Int]()
         let results = ParallelJobs.run(count: 40, width: width, { index in

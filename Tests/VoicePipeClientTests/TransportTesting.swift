@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Synchronization
 import VoicePipeClient
+import VoicePipeCore
 
 /// Reading transport events and driving the far end of descriptors in tests, with every wait
 /// bounded so a broken transport fails a test instead of hanging the run.
@@ -89,7 +90,7 @@ enum TransportTesting {
 
     /// Reads `descriptor` to its end on a thread of its own, then closes it.
     final class Drain: Sendable {
-        private let bytes = Mutex<[UInt8]>([])
+        private let bytes = Guarded<[UInt8]>([])
         private let done = DispatchSemaphore(value: 0)
 
         init(_ descriptor: Int32) {

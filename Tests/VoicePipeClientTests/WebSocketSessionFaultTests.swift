@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import VoicePipeCore
 import Testing
 import VoicePipeClient
 import VoicePipeSession
@@ -45,7 +45,7 @@ import VoicePipeTestSupport
         let transport = WebSocketTransport(WebSocketConfiguration(url: try WebSocketURL(parsing: server.url + "/ws"), readTimeout: 2))
         let options = SessionDriverOptions(session: SessionConfiguration(sessionId: "fault"), initialTexts: [Self.typedEarly])
         let driver = SessionDriver(options: options, transport: transport, capture: .none, output: DiscardedReplyOutput())
-        let result = Mutex<SessionReport?>(nil)
+        let result = Guarded<SessionReport?>(nil)
         Thread { let report = driver.run(); result.withLock { $0 = report } }.start()
         // A bound that only catches a hang: every fault here ends the session within 2 s.
         #expect(await WebSocketTransportTests.eventually(within: .seconds(60)) { result.withLock { $0 != nil } })
@@ -102,13 +102,13 @@ import VoicePipeTestSupport
         defer { server.stop() }
         let transport = WebSocketTransport(WebSocketConfiguration(url: try WebSocketURL(parsing: server.url + "/ws")))
         let options = SessionDriverOptions(session: SessionConfiguration(sessionId: "fault"), initialTexts: [Self.typedEarly])
-        let malformed = Mutex<[String]>([])
-        let answered = Mutex(0)
+        let malformed = Guarded<[String]>([])
+        let answered = Guarded(0)
         let driver = SessionDriver(options: options, transport: transport, capture: .none, output: DiscardedReplyOutput()) { event, _ in
             if case .malformed(let reason) = event { malformed.withLock { $0.append(reason) } }
             if case .note(.turnAnswered) = event { answered.withLock { $0 += 1 } }
         }
-        let result = Mutex<SessionReport?>(nil)
+        let result = Guarded<SessionReport?>(nil)
         Thread { let report = driver.run(); result.withLock { $0 = report } }.start()
         #expect(await WebSocketTransportTests.eventually(within: .seconds(60)) { result.withLock { $0 != nil } })
         let report = try #require(result.withLock { $0 })

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import VoicePipeCore
 
 /// Independent jobs (one per file of a batch, say) on up to `width` threads at once.
 ///
@@ -46,7 +47,7 @@ public enum ParallelJobs {
 
     /// What the workers hand back: finished results and a semaphore counting them.
     private final class Shared<Result: Sendable>: Sendable {
-        let finished = Mutex<[(Int, Result)]>([])
+        let finished = Guarded<[(Int, Result)]>([])
         let signal = DispatchSemaphore(value: 0)
     }
 }

@@ -24,9 +24,9 @@ public final class EmbeddedRuntime: Sendable {
     /// What every session this runtime serves is given.
     public let options: EmbeddedRuntimeOptions
     private let clock: any SessionClock
-    private let connections = Mutex<[Connection]>([])
+    private let connections = Guarded<[Connection]>([])
     /// Each session's counts, kept after it finished.
-    private let trafficRecords = Mutex<[TrafficRecord]>([])
+    private let trafficRecords = Guarded<[TrafficRecord]>([])
     private let running = DispatchGroup()
 
     /// - Parameters:
@@ -226,12 +226,12 @@ public struct EmbeddedRuntimeTraffic: Sendable, Hashable {
 
 /// One session's traffic, shared between its serving thread and the runtime.
 private final class TrafficRecord: Sendable {
-    let counts = Mutex(EmbeddedRuntimeTraffic())
+    let counts = Guarded(EmbeddedRuntimeTraffic())
 }
 
 /// Resumes a continuation exactly once, whichever of several callbacks comes first.
 private final class ResumeOnce: Sendable {
-    private let continuation = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+    private let continuation = Guarded<CheckedContinuation<Bool, Never>?>(nil)
 
     func set(_ continuation: CheckedContinuation<Bool, Never>) {
         self.continuation.withLock { $0 = continuation }

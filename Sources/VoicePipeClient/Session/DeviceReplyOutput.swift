@@ -187,7 +187,7 @@ private final class RenderControl: Sendable {
     /// Chunks queued so far (written by the driver's thread) and covered by the last drained report.
     let queuedChunks = Atomic<Int>(0)
     let reportedChunks = Atomic<Int>(0)
-    let failure = Mutex<PlayerSinkError?>(nil)
+    let failure = Guarded<PlayerSinkError?>(nil)
 }
 
 /// Moves the device to the render thread, which alone plays on it while it runs.

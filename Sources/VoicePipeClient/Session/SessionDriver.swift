@@ -148,7 +148,7 @@ public final class SessionDriver: @unchecked Sendable {
     private let output: any ReplyOutput
     private let observer: (SessionEvent, SessionInstant) -> Void
     private let inbox: SessionInbox<Input>
-    private let published: Mutex<SessionMachine>
+    private let published: Guarded<SessionMachine>
     private let deviceFrames = DeviceFrameCounters()
 
     private var machine: SessionMachine
@@ -181,7 +181,7 @@ public final class SessionDriver: @unchecked Sendable {
         self.output = output
         self.observer = observer
         machine = SessionMachine(configuration: options.session)
-        published = Mutex(machine)
+        published = Guarded(machine)
         inbox = SessionInbox(clock: clock)
     }
 

@@ -1,4 +1,5 @@
 import Synchronization
+import VoicePipeCore
 
 /// Two ends of one connection inside a process: what one end sends, the other receives.
 ///
@@ -19,7 +20,7 @@ public final class InMemoryTransport: SessionTransport {
             var opened = false
             var closed = false
         }
-        let state = Mutex(State())
+        let state = Guarded(State())
         let toClient = TransportEventQueue()
         let toRuntime = TransportEventQueue()
     }

@@ -188,7 +188,7 @@ private final class Link: Sendable {
     let maximumMessageLength: Int
     let backlogLimit: Int
     let flushTimeout: Double
-    let state = Mutex(State())
+    let state = Guarded(State())
     let incoming = TransportEventQueue()
     /// Set once any line came from the runtime.
     let heardFromRuntime = Atomic<Bool>(false)

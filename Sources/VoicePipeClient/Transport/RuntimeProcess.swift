@@ -70,7 +70,7 @@ public final class RuntimeProcess: Sendable {
         var errorTail: [UInt8] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Guarded(State())
     /// Left once the process has ended, before it is reaped (entered at start).
     private let ended = DispatchGroup()
     /// Left once its standard error reached its end (only with ``StandardError/keepTail(bytes:)``).

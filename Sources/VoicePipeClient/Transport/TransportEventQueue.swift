@@ -1,4 +1,5 @@
 import Synchronization
+import VoicePipeCore
 
 /// The receiving half every transport shares: events pushed from any thread, read in order either
 /// through one `AsyncStream` or by a handler the queue calls (one or the other), finished after
@@ -29,7 +30,7 @@ final class TransportEventQueue: Sendable {
         }
     }
 
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     /// The events, in order; one reader.
     var stream: AsyncStream<TransportEvent> {
@@ -75,7 +76,8 @@ final class TransportEventQueue: Sendable {
     }
 
     /// From now on, calls `handler` with every event, in order, on the thread that pushed it (or
-    /// that resumed delivery), one call at a time; events already waiting go first.
+    /// that resumed delivery), one call at a time; events already waiting go first. The queue lets
+    /// go of the handler once it has delivered the closed event.
     func setHandler(_ handler: @escaping Handler) {
         state.withLock { $0.handler = handler }
         deliver()
@@ -111,7 +113,13 @@ final class TransportEventQueue: Sendable {
             }
             guard let (handler, event) = next else { return }
             handler(event)
-            state.withLock { $0.delivering = false }
+            state.withLock { state in
+                state.delivering = false
+                // Nothing follows the closed event: the handler goes, and with it what it holds.
+                // A handler that captures its transport's owner (the embedded runtime's
+                // connection does) would otherwise keep a cycle alive after the session.
+                if state.finished { state.handler = nil }
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 import CWebSockets
 import Glibc
 import Synchronization
+import VoicePipeCore
 
 /// libwebsockets' log, kept off the terminal: lws writes its errors to standard error by default,
 /// which would mix with a session's timeline. Its last error line is kept instead, for a failure
@@ -9,8 +10,8 @@ import Synchronization
 /// ended without telling the callback why (a control frame over 125 bytes is only a warning). With `VOICEPIPE_LWS_LOG=1` in the
 /// environment, lws logs everything down to its info level on standard error, for debugging.
 enum WebSocketLog {
-    private static let lastLine = Mutex<String?>(nil)
-    private static let lastLineOfThread = Mutex<[UInt: String]>([:])
+    private static let lastLine = Guarded<String?>(nil)
+    private static let lastLineOfThread = Guarded<[UInt: String]>([:])
     private static let installed = Atomic<Bool>(false)
 
     /// Routes lws' errors and warnings here (process-wide, once).

@@ -109,7 +109,7 @@ final class WebSocketEngine: @unchecked Sendable {
     }
 
     let configuration: WebSocketConfiguration
-    let shared = Mutex(Shared())
+    let shared = Guarded(Shared())
     let incoming = TransportEventQueue()
     /// The service thread's name, unique in the process (15 bytes at most, the kernel's limit).
     let threadName: String

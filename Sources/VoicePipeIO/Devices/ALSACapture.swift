@@ -27,7 +27,7 @@ public final class ALSACapture: CaptureHardware {
     private let failureCode = Atomic<Int>(0)
     /// The stream's thread until it has been joined. Only controlling threads take this lock, and
     /// they hold it across the join, so a new stream cannot start while the old one is winding down.
-    private let control = Mutex(Control())
+    private let control = Guarded(Control())
 
     private struct Control: Sendable {
         var thread: pthread_t?
