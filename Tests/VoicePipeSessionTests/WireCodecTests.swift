@@ -4,6 +4,23 @@ import VoicePipeSession
 
 /// Every wire message type, pinned byte for byte, and every way a message can be malformed.
 struct WireCodecTests {
+    /// Found by the audio-chunk fuzz target: the fast path counted an escaped surrogate pair in
+    /// the data as two 3-byte characters, the JSON parser as one 4-byte character, so the two
+    /// paths refused the same chunk with different errors (wrong length against bad character).
+    @Test(arguments: [
+        (#"{"type":"audio.chunk","data":"AAA\uD83D\uDE00","sampleRate":16000}"#, Base64Error.invalidLength(7)),
+        (#"{"type":"audio.chunk","data":"mP3//v3+q/1AEL/8o+y/2ievO3luDDefal~\uDAfa\uDDefacExgCYLDbf8=","sampleRate":16000}"#,
+         Base64Error.invalidCharacter(0x7E, offset: 34)),
+        (#"{"type":"audio.chunk","data":"AAAA\ud83d\ude00AAA=","sampleRate":16000}"#, Base64Error.invalidCharacter(0xF0, offset: 4)),
+    ])
+    func anEscapedSurrogatePairInTheDataIsOneCharacterOnBothPaths(message: String, error: Base64Error) throws {
+        #expect(AudioChunkJSON.decode(message) == .failure(.badBase64(error)))
+        #expect(throws: WireError.audioChunk(.badBase64(error))) { try WireCodec.decode(message) }
+        // With an extra field only the general path reads it.
+        let extra = message.replacing(#""sampleRate""#, with: #""x":1,"sampleRate""#)
+        #expect(throws: WireError.audioChunk(.badBase64(error))) { try WireCodec.decode(extra) }
+    }
+
     /// One example of every type and its exact JSON.
     static let examples: [(WireMessage, String)] = [
         (.sessionStart(sessionId: "s-42", context: ["locale": .string("en-US"), "caller": .object(["tier": .integer(2)])]),

@@ -128,8 +128,8 @@ final class WebSocketEngine: @unchecked Sendable {
     private var closeFrameRequested = false
     private var failure: TransportCloseReason?
     private var peerClose: (code: Int, reason: String)?
-    private var assembling: [UInt8] = []
-    private var skippedBytes: Int?
+    /// Joins incoming fragments into messages under the length limit.
+    private var assembler: WebSocketMessageAssembler
     private var sendBuffer: UnsafeMutablePointer<UInt8>?
     private var sendBufferCapacity = 0
     private var lastReceived = ContinuousClock.now
@@ -142,6 +142,7 @@ final class WebSocketEngine: @unchecked Sendable {
     init(_ configuration: WebSocketConfiguration) {
         self.configuration = configuration
         threadName = "vp-ws-\(Self.engines.add(1, ordering: .relaxed).newValue % 1_000_000_000)"
+        assembler = WebSocketMessageAssembler(limit: configuration.maximumMessageLength)
         connectTimer = .allocate(capacity: 1)
         flushTimer = .allocate(capacity: 1)
         readTimer = .allocate(capacity: 1)
@@ -403,33 +404,24 @@ final class WebSocketEngine: @unchecked Sendable {
 
     private func received(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         lastReceived = .now
-        if lws_frame_is_binary(wsi) != 0 {
+        let piece = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
+        let isFinal = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
+        switch assembler.take(piece, isFinal: isFinal, isBinary: lws_frame_is_binary(wsi) != 0) {
+        case nil:
+            return 0
+        case .binary:
             return refuse(wsi, status: LWS_CLOSE_STATUS_UNACCEPTABLE_OPCODE,
                           "the runtime sent a binary message; the protocol has only JSON text messages")
-        }
-        let limit = configuration.maximumMessageLength
-        if let skipped = skippedBytes {
-            skippedBytes = skipped + length
-        } else if assembling.count + length > limit {
-            skippedBytes = assembling.count + length
-            assembling = []
-        } else if let input, length > 0 {
-            assembling.append(contentsOf: UnsafeRawBufferPointer(start: input, count: length))
-        }
-        guard lws_is_final_fragment(wsi) != 0, lws_remaining_packet_payload(wsi) == 0 else { return 0 }
-        if let skipped = skippedBytes {
-            skippedBytes = nil
-            incoming.push(.oversizedMessage(bytes: skipped, limit: limit))
+        case .oversized(let bytes, let limit):
+            incoming.push(.oversizedMessage(bytes: bytes, limit: limit))
+            return 0
+        case .notUTF8(let bytes):
+            return refuse(wsi, status: LWS_CLOSE_STATUS_INVALID_PAYLOAD,
+                          "the runtime sent a text message that is not UTF-8 (\(bytes) bytes)")
+        case .message(let text):
+            incoming.push(.message(text))
             return 0
         }
-        let bytes = assembling
-        assembling.removeAll(keepingCapacity: assembling.capacity <= 1 << 16)
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            return refuse(wsi, status: LWS_CLOSE_STATUS_INVALID_PAYLOAD,
-                          "the runtime sent a text message that is not UTF-8 (\(bytes.count) bytes)")
-        }
-        incoming.push(.message(text))
-        return 0
     }
 
     /// Ends the connection from inside a callback with a close frame, for a protocol violation.

@@ -196,8 +196,8 @@ struct JSONScanner {
 /// stands for once unescaped.
 ///
 /// Escapes become the byte they stand for; a `\uXXXX` above U+007F becomes the UTF-8 of that code
-/// unit (a surrogate on its own, as written). Runs between escapes are found sixteen bytes at a
-/// time and copied in bulk.
+/// unit, a surrogate pair the UTF-8 of its character (a surrogate on its own, as written). Runs
+/// between escapes are found sixteen bytes at a time and copied in bulk.
 struct JSONStringContent {
     let bytes: UnsafeRawBufferPointer
     let content: Range<Int>
@@ -222,7 +222,7 @@ struct JSONStringContent {
         return i
     }
 
-    /// The escape whose backslash is at `offset`: how many raw bytes it spans, and the 1–3 bytes
+    /// The escape whose backslash is at `offset`: how many raw bytes it spans, and the 1–4 bytes
     /// it stands for (first byte in the highest position of `value`).
     func escape(at offset: Int) -> (length: Int, value: UInt32, count: Int) {
         let end = content.upperBound
@@ -239,6 +239,17 @@ struct JSONStringContent {
             while i < min(offset + 6, end) {
                 unit = unit << 4 | (JSONScanner.hexValue(bytes[i]) ?? 0)
                 i += 1
+            }
+            // A surrogate pair stands for one character: its four UTF-8 bytes, as a JSON parser
+            // reads it (so a chunk's length is judged the same on both paths).
+            if (0xD800..<0xDC00).contains(unit), i == offset + 6, offset + 12 <= end,
+               bytes[offset + 6] == UInt8(ascii: "\\"), bytes[offset + 7] == UInt8(ascii: "u") {
+                var low: UInt32 = 0
+                for k in (offset + 8)..<(offset + 12) { low = low << 4 | (JSONScanner.hexValue(bytes[k]) ?? 0) }
+                if (0xDC00..<0xE000).contains(low) {
+                    let scalar = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+                    return (12, (0xF0 | scalar >> 18) << 24 | (0x80 | (scalar >> 12) & 0x3F) << 16 | (0x80 | (scalar >> 6) & 0x3F) << 8 | (0x80 | scalar & 0x3F), 4)
+                }
             }
             if unit < 0x80 { return (i - offset, unit, 1) }
             if unit < 0x800 { return (i - offset, (0xC0 | unit >> 6) << 8 | (0x80 | unit & 0x3F), 2) }

@@ -1,0 +1,2 @@
+// Declarations only (see include/CFuzzDriver.h): libFuzzer defines the driver.
+#include "CFuzzDriver.h"

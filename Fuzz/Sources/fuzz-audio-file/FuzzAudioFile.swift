@@ -1,0 +1,77 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import FuzzSupport
+import VoicePipeCore
+import VoicePipeIO
+
+@_cdecl("fuzz_audio_file_main")
+func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    runFuzzer(argc, argv, fuzz)
+}
+
+/// One unlinked temporary file for the whole run, rewritten with each input and opened by the
+/// reader through /proc/self/fd, as `voicepipe` opens a spooled standard input.
+nonisolated(unsafe) var scratch: Int32 = -1
+
+/// The input's bytes as the content of the scratch file; its path, or nil if it cannot be written.
+func writeScratch(_ bytes: UnsafeRawBufferPointer) -> String? {
+    if scratch < 0 {
+        do throws(SystemFileError) {
+            scratch = try SystemFile.temporaryFile()
+        } catch {
+            return nil
+        }
+    }
+    guard ftruncate(scratch, 0) == 0 else { return nil }
+    var written = 0
+    while written < bytes.count {
+        guard let base = bytes.baseAddress else { return nil }
+        let count = pwrite(scratch, base + written, bytes.count - written, off_t(written))
+        guard count > 0 else { return nil }
+        written += count
+    }
+    return "/proc/self/fd/\(scratch)"
+}
+
+/// Arbitrary bytes as an audio file (libsndfile recognises the container from the bytes: WAV,
+/// AIFF, FLAC, Ogg, CAF, AU, MP3, …) read by `AudioFileReader` and converted by
+/// `CaptureConverter.convert(_:)`, as `voicepipe convert` does. Properties: every failure is a
+/// typed `AudioFileError` or `CaptureConverterError` (a trap is a crash); when the conversion
+/// ends, the 16 kHz samples delivered are exactly the rational length of the frames read
+/// (`RationalRatio.outputFrames`), frames come numbered in order and no longer than the frame
+/// length, a truncated ending names the frames read, and `measureLength()` on a fresh reader finds
+/// the same number of frames.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    var input = FuzzInput(data, size)
+    guard let path = writeScratch(input.remaining()) else { return 0 }
+    do {
+        let reader = try AudioFileReader(path: path)
+        let converter = try CaptureConverter(input: reader.format)
+        var produced = 0
+        var nextIndex = 0
+        let ending = try converter.convert(reader) { frame in
+            fuzzRequire(frame.index == nextIndex && frame.startSample == produced, "frame \(frame.index) at \(frame.startSample) after \(nextIndex) frames, \(produced) samples")
+            fuzzRequire(frame.samples.count <= converter.frameLength && (frame.samples.count > 0 || produced == 0), "a frame of \(frame.samples.count) samples")
+            nextIndex += 1
+            produced += frame.samples.count
+        }
+        let ratio = try RationalRatio(inputRate: reader.format.sampleRate, outputRate: AudioFormat.captureTarget.sampleRate)
+        let expected = ratio.outputFrames(forInputFrames: reader.framesRead)
+        fuzzRequire(produced == expected, "\(reader.framesRead) frames at \(reader.format.sampleRate) Hz gave \(produced) samples, not \(expected)")
+        if case .truncated(let framesRead, _) = ending {
+            fuzzRequire(framesRead == reader.framesRead, "truncated after \(framesRead) frames but \(reader.framesRead) were read")
+        }
+        let length = try AudioFileReader(path: path).measureLength()
+        fuzzRequire(length.frames == reader.framesRead, "measureLength found \(length.frames) frames, conversion read \(reader.framesRead)")
+    } catch is AudioFileError {
+    } catch is CaptureConverterError {
+    } catch is ResamplerError {
+    } catch {
+        fuzzRequire(false, "an untyped error: \(error)")
+    }
+    return 0
+}
