@@ -41,6 +41,23 @@ public enum CommandRunner {
         return packageRoot.appendingPathComponent(".build/debug").appendingPathComponent(name)
     }
 
+    /// ``run(_:executable:stdin:environment:in:)`` on a thread of its own, for a long run from an
+    /// async test: waiting minutes for a child on one of Swift concurrency's few cooperative
+    /// threads starves every other test's awaits (on 2 cores, both threads can end up blocked).
+    public static func runOnOwnThread(_ arguments: [String], executable: URL = binary, environment: [String: String] = [:]) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                do {
+                    continuation.resume(returning: try run(arguments, executable: executable, environment: environment))
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+            thread.name = "voicepipe test child"
+            thread.start()
+        }
+    }
+
     /// Runs `voicepipe` (or `executable`) with `arguments`, optionally feeding `stdin`, in
     /// `directory` (default: this process's current directory).
     public static func run(_ arguments: [String], executable: URL = binary, stdin: Data? = nil, environment: [String: String] = [:], in directory: URL? = nil) throws -> Result {

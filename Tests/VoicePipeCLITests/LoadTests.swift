@@ -14,9 +14,9 @@ import VoicePipeTestSupport
     }
 
     @Test(arguments: LoadRun.Runtime.allCases)
-    func aLongSessionAtFullSpeedLosesNoSampleAndKeepsItsMemoryFlat(runtime: LoadRun.Runtime) throws {
-        let result = try CommandRunner.run(["--seconds", Self.seconds, "--runtime", runtime.rawValue],
-                                           executable: CommandRunner.executable(named: "voicepipe-load"))
+    func aLongSessionAtFullSpeedLosesNoSampleAndKeepsItsMemoryFlat(runtime: LoadRun.Runtime) async throws {
+        let result = try await CommandRunner.runOnOwnThread(["--seconds", Self.seconds, "--runtime", runtime.rawValue],
+                                                            executable: CommandRunner.executable(named: "voicepipe-load"))
         print(result.stdout)
         #expect(result.status == 0, "\(result)")
         #expect(result.stdout.contains("runtime: \(runtime.rawValue)\n"))
