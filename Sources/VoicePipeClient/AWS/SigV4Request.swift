@@ -111,6 +111,12 @@ enum SigV4Encoding {
 
     /// A query component decoded: `+` is a space, `%XX` its byte, a `%` without two hex digits kept.
     static func decode(_ text: some StringProtocol) -> String {
+        String(decoding: percentDecoded(text, plusIsSpace: true), as: UTF8.self)
+    }
+
+    /// The bytes of a percent-encoded text (`%41` → `A`); a `%` not followed by two hex digits
+    /// stays, and `+` becomes a space when `plusIsSpace` (a query, not a URL's user information).
+    static func percentDecoded(_ text: some StringProtocol, plusIsSpace: Bool) -> [UInt8] {
         let input = Array(text.utf8)
         var bytes = [UInt8]()
         bytes.reserveCapacity(input.count)
@@ -122,10 +128,10 @@ enum SigV4Encoding {
                 index += 3
                 continue
             }
-            bytes.append(byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
+            bytes.append(plusIsSpace && byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
             index += 1
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return bytes
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {

@@ -655,35 +655,7 @@ private final class ServiceThread: Sendable {
 extension HTTPHeaderField {
     /// `Authorization: Basic …` for a URL's `user:password`.
     init(basicAuthorization userInfo: String) {
-        self.init(validName: "Authorization", value: "Basic " + Base64.encode(percentDecoded(userInfo)))
-    }
-}
-
-/// The bytes of a percent-encoded text (`%41` → `A`); a `%` not followed by two hex digits stays.
-func percentDecoded(_ text: String) -> [UInt8] {
-    let bytes = Array(text.utf8)
-    var decoded = [UInt8]()
-    decoded.reserveCapacity(bytes.count)
-    var index = 0
-    while index < bytes.count {
-        if bytes[index] == UInt8(ascii: "%"), index + 2 < bytes.count,
-           let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) {
-            decoded.append(high << 4 | low)
-            index += 3
-        } else {
-            decoded.append(bytes[index])
-            index += 1
-        }
-    }
-    return decoded
-}
-
-private func hexValue(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-    default: nil
+        self.init(validName: "Authorization", value: "Basic " + Base64.encode(SigV4Encoding.percentDecoded(userInfo, plusIsSpace: false)))
     }
 }
 
