@@ -337,7 +337,9 @@ public final class AudioFileReader {
             let info = AudioFileInfo(
                 path: path, container: sndFormat.containerName, encoding: sndFormat.encodingName,
                 format: format, frameCount: frameCount, declaredFrameCount: declared,
-                frameCountIsExact: sndFormat.frameCountFollowsFromSize && frameCount != nil)
+                frameCountIsExact: sndFormat.frameCountFollowsFromSize && frameCount.map { frames in
+                    size.map { sndFormat.frameCount(frames, channelCount: Int(sfInfo.channels), fitsIn: $0) } ?? false
+                } ?? false)
             return .opened(handle, info, streamEnd)
         }
     }

@@ -73,6 +73,31 @@ struct SndFileFormat: Equatable {
         }
     }
 
+    /// Whether `frames` frames of `channelCount` channels fit in a file of `fileBytes` bytes after
+    /// the smallest header this container can have (AU 24 bytes, WAV 44, AIFF 54; other containers
+    /// 0). libsndfile computes an AU count from a data offset the header may put inside the header
+    /// itself (0), and then reads from after the header: a count that does not fit is not exact.
+    func frameCount(_ frames: Int, channelCount: Int, fitsIn fileBytes: Int) -> Bool {
+        let bytesPerSample: Int
+        switch Int(subtype) {
+        case SF_FORMAT_PCM_S8, SF_FORMAT_PCM_U8, SF_FORMAT_ULAW, SF_FORMAT_ALAW: bytesPerSample = 1
+        case SF_FORMAT_PCM_16: bytesPerSample = 2
+        case SF_FORMAT_PCM_24: bytesPerSample = 3
+        case SF_FORMAT_PCM_32, SF_FORMAT_FLOAT: bytesPerSample = 4
+        case SF_FORMAT_DOUBLE: bytesPerSample = 8
+        default: return true
+        }
+        let smallestHeader: Int
+        switch Int(major) {
+        case SF_FORMAT_AU: smallestHeader = 24
+        case SF_FORMAT_WAV: smallestHeader = 44
+        case SF_FORMAT_AIFF: smallestHeader = 54
+        default: smallestHeader = 0
+        }
+        let (frameBytes, overflow) = frames.multipliedReportingOverflow(by: bytesPerSample * max(channelCount, 1))
+        return !overflow && frameBytes <= fileBytes - smallestHeader
+    }
+
     /// The libsndfile subtype VoicePipe uses to read or write a sample type as plain PCM.
     static func pcmSubtype(for type: SampleType) -> Int32 {
         switch type {

@@ -346,7 +346,9 @@ struct AudioChunkJSONTests {
     @Test func sampleRateMustBeAPositiveInteger() {
         let data = #""data":"AAAA""#.replacingOccurrences(of: "AAAA", with: "AAABAP///38AgA==")
         #expect(Self.decode(#"{"type":"audio.chunk",\#(data)}"#) == .failure(.missingSampleRate))
-        let bad = ["-16000", "0", "-0", "16000.0", "16000.5", "1.6e4", "1E4", "\"16000\"", "null", "true", "false",
+        // A negative zero is named as the general decoder names it, in decimal.
+        #expect(Self.decode(#"{"type":"audio.chunk",\#(data),"sampleRate":-0}"#) == .failure(.badSampleRate("0")))
+        let bad = ["-16000", "0", "16000.0", "16000.5", "1.6e4", "1E4", "\"16000\"", "null", "true", "false",
                    "99999999999999999999", "9223372036854775808"]
         for value in bad {
             #expect(Self.decode(#"{"type":"audio.chunk",\#(data),"sampleRate":\#(value)}"#) == .failure(.badSampleRate(value)), "\(value)")

@@ -32,6 +32,28 @@ struct FileLengthTests {
         }
     }
 
+    /// Found by the audio-file fuzz target: an AU header putting the data at offset 0 (inside
+    /// the header) makes libsndfile count the whole file as samples while reading starts after
+    /// the 24-byte header. A count that does not fit beside the smallest header is counted.
+    @Test func anAUHeaderPuttingTheDataInsideItselfIsCountedByReading() throws {
+        let directory = try TemporaryDirectory()
+        let header: [UInt8] = Array(".snd".utf8) + [0, 0, 0, 0] + [0x2C, 0, 0, 0x50] + [0, 0, 0, 1] + [0, 0, 0x1F, 0x40] + [0, 0, 0, 1]
+        let path = try directory.file("offset-0.au", header + [UInt8](repeating: 0xFF, count: 11))
+        let reader = try AudioFileReader(path: path)
+        #expect(reader.info.frameCount == 35, "libsndfile's count: the whole file")
+        #expect(!reader.info.frameCountIsExact)
+        #expect(try reader.measureLength() == AudioFileLength(frames: 11, ending: .endOfFile, wasCounted: true))
+        #expect(try Self.framesDelivered(path) == 11)
+
+        // The same header with its data where it belongs is exact.
+        var sound = header
+        sound[7] = 24
+        let exact = try directory.file("offset-24.au", sound + [UInt8](repeating: 0xFF, count: 11))
+        let exactReader = try AudioFileReader(path: exact)
+        #expect(exactReader.info.frameCountIsExact)
+        #expect(try exactReader.measureLength() == AudioFileLength(frames: 11, ending: .endOfFile, wasCounted: false))
+    }
+
     @Test func flacAndOggAreCountedByDecoding() throws {
         let directory = try TemporaryDirectory()
         for (name, format) in [("a.flac", SF_FORMAT_FLAC | SF_FORMAT_PCM_16), ("a.ogg", SF_FORMAT_OGG | SF_FORMAT_VORBIS)] {

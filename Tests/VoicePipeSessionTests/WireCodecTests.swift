@@ -21,6 +21,16 @@ struct WireCodecTests {
         #expect(throws: WireError.audioChunk(.badBase64(error))) { try WireCodec.decode(extra) }
     }
 
+    /// Found by the audio-chunk fuzz target: `"sampleRate":-0` was named `-0` by the fast path
+    /// and `0` by the general decoder (which reads it as the integer 0); both name it `0` now.
+    @Test func aNegativeZeroRateIsRefusedInTheSameWordsOnBothPaths() throws {
+        let message = #"{"type":"audio.chunk","data":"mP5//v3+q/8HAAMA+v8rf7w/1Intl3Q3","sampleRate":-0}"#
+        #expect(AudioChunkJSON.decode(message) == .failure(.badSampleRate("0")))
+        #expect(throws: WireError.audioChunk(.badSampleRate("0"))) { try WireCodec.decode(message) }
+        let extra = message.replacing(#""sampleRate""#, with: #""x":1,"sampleRate""#)
+        #expect(throws: WireError.audioChunk(.badSampleRate("0"))) { try WireCodec.decode(extra) }
+    }
+
     /// One example of every type and its exact JSON.
     static let examples: [(WireMessage, String)] = [
         (.sessionStart(sessionId: "s-42", context: ["locale": .string("en-US"), "caller": .object(["tier": .integer(2)])]),

@@ -36,6 +36,22 @@ func writeScratch(_ bytes: UnsafeRawBufferPointer) -> String? {
     return "/proc/self/fd/\(scratch)"
 }
 
+/// Converters by input format, reset and reused across inputs (the capture-converter target
+/// checks reuse): designing the resampler's filter for each input took over half of each
+/// execution.
+nonisolated(unsafe) var converters: [ValidatedFormat: CaptureConverter] = [:]
+
+func converter(for format: ValidatedFormat) throws -> CaptureConverter {
+    if let built = converters[format] {
+        built.reset()
+        return built
+    }
+    let converter = try CaptureConverter(input: format)
+    if converters.count >= 256 { converters.removeAll() }
+    converters[format] = converter
+    return converter
+}
+
 /// Arbitrary bytes as an audio file (libsndfile recognises the container from the bytes: WAV,
 /// AIFF, FLAC, Ogg, CAF, AU, MP3, …) read by `AudioFileReader` and converted by
 /// `CaptureConverter.convert(_:)`, as `voicepipe convert` does. Properties: every failure is a
@@ -50,7 +66,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard let path = writeScratch(input.remaining()) else { return 0 }
     do {
         let reader = try AudioFileReader(path: path)
-        let converter = try CaptureConverter(input: reader.format)
+        let converter = try converter(for: reader.format)
         var produced = 0
         var nextIndex = 0
         let ending = try converter.convert(reader) { frame in

@@ -456,20 +456,23 @@ public enum AudioChunkJSON {
         #endif
     }
 
-    /// The value of a JSON integer that is positive and fits in `Int`.
+    /// The value of a JSON integer that is positive and fits in `Int`. An integer that is not
+    /// positive is named in decimal, as ``decodeData(_:sampleRate:maxPayloadBytes:)`` names it
+    /// (`-0` is `0`), so both paths refuse it in the same words.
     static func sampleRate(_ value: JSONScanner.Scalar, in message: UnsafeRawBufferPointer) throws(AudioChunkError) -> Int {
-        guard case .number(let token, true) = value, message[token.lowerBound] != UInt8(ascii: "-") else {
+        guard case .number(let token, true) = value else {
             throw .badSampleRate(text(message, value.token))
         }
-        var rate = 0
-        for offset in token {
-            let (times10, overflow) = rate.multipliedReportingOverflow(by: 10)
+        let negative = message[token.lowerBound] == UInt8(ascii: "-")
+        var magnitude = 0
+        for offset in token.dropFirst(negative ? 1 : 0) {
+            let (times10, overflow) = magnitude.multipliedReportingOverflow(by: 10)
             let (sum, overflow2) = times10.addingReportingOverflow(Int(message[offset] - UInt8(ascii: "0")))
             guard !overflow, !overflow2 else { throw .badSampleRate(text(message, token)) }
-            rate = sum
+            magnitude = sum
         }
-        guard rate > 0 else { throw .badSampleRate(text(message, token)) }
-        return rate
+        guard !negative, magnitude > 0 else { throw .badSampleRate(String(negative ? -magnitude : magnitude)) }
+        return magnitude
     }
 
     /// A value as written, for an error message (at most 40 bytes of it).
