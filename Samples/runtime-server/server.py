@@ -1032,6 +1032,7 @@ class Settings:
     oversized_ping: int | None
     reset_after: int | None
     sigv4: SigV4Settings | None
+    receive_buffer: int | None = None
     summary: bool = False
     quiet: bool = False
 
@@ -1630,6 +1631,10 @@ class RuntimeServer:
                          process_request=self.process_request, process_response=self.process_response,
                          max_size=self.settings.max_size, compression="deflate" if self.settings.compression else None,
                          ping_interval=None, ping_timeout=None, close_timeout=CLOSE_TIMEOUT_SECONDS) as server:
+            if self.settings.receive_buffer is not None:
+                # Accepted connections inherit the listening socket's buffer (and lose autotuning).
+                for listening in server.sockets:
+                    listening.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.settings.receive_buffer)
             port = server.sockets[0].getsockname()[1]
             emit("listening", url=f"{'wss' if context else 'ws'}://127.0.0.1:{port}")
             await stop.wait()
@@ -1669,6 +1674,9 @@ def parse_settings(argv: list[str]) -> Settings:
     add("--refuse-status", type=int, metavar="CODE", help="refuse every handshake with this HTTP status")
     add("--refuse-body", metavar="TEXT", help="body of the refusal (default the status phrase)")
     add("--stall-after", type=int, metavar="N", help="after the N-th message received, stop reading and sending")
+    add("--receive-buffer", type=int, metavar="BYTES",
+        help="the kernel receive buffer of each connection (SO_RCVBUF; default the kernel's, autotuned "
+             "up to tens of MB): a small one fills at once when the server stops reading")
     add("--oversized", type=int, metavar="BYTES", help="after the greeting, send a debug message of BYTES bytes")
     add("--invalid-utf8", action="store_true", help="after the greeting, send a text frame that is not UTF-8")
     add("--wrong-accept", action="store_true", help="answer the handshake with a wrong Sec-WebSocket-Accept")
@@ -1700,7 +1708,7 @@ def parse_settings(argv: list[str]) -> Settings:
         stall_after=args.stall_after, oversized=args.oversized, invalid_utf8=args.invalid_utf8,
         wrong_accept=args.wrong_accept, cut_mid_message=args.cut_mid_message,
         oversized_ping=args.oversized_ping, reset_after=args.reset_after, sigv4=sigv4,
-        summary=args.summary, quiet=args.quiet)
+        summary=args.summary, quiet=args.quiet, receive_buffer=args.receive_buffer)
 
 
 def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -1709,7 +1717,7 @@ def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) 
         parser.error("--port must be 0 to 65535")
     if (args.tls_cert is None) != (args.tls_key is None):
         parser.error("--tls-cert and --tls-key go together")
-    for name in ("drop_after", "close_after", "stall_after", "reset_after", "fragment", "max_size"):
+    for name in ("drop_after", "close_after", "stall_after", "reset_after", "fragment", "max_size", "receive_buffer"):
         value = getattr(args, name)
         if value is not None and value < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")

@@ -157,6 +157,34 @@ struct JSONLinesTransportTests {
         close(connected.runtimeSays)
     }
 
+    /// What the flush timeout left unwritten comes back, once: the pipe holds exactly the lines
+    /// of the messages before it (and perhaps the start of the first unwritten one).
+    @Test func theMessagesNotWrittenWholeWhenTheFlushGaveUpComeBackInOrder() async throws {
+        let connected = Self.connected(backlogLimit: 1 << 20, flushTimeout: 0.2)
+        connected.transport.open()
+        var sent: [String] = []
+        for number in 0..<50 {
+            let message = "\(number) " + String(repeating: "q", count: 10_000)
+            if (try? connected.transport.send(message)) != nil { sent.append(message) }
+        }
+        #expect(sent.count == 50)
+        #expect(connected.transport.takeUnwrittenMessages().isEmpty, "nothing is taken while the transport lives")
+        connected.transport.close()
+        #expect(await TransportTesting.events(of: connected.transport) == [.opened, .closed(.closedByClient)])
+        let unwritten = connected.transport.takeUnwrittenMessages()
+        let written = sent.count - unwritten.count
+        #expect(written > 0 && written < sent.count, "\(written) of \(sent.count) written")
+        #expect(unwritten == Array(sent[written...]))
+        let heard = try #require(TransportTesting.Drain(connected.runtimeHears).result())
+        let lines = Array(sent[..<written].map { $0 + "\n" }.joined().utf8)
+        let next = Array((sent[written] + "\n").utf8)
+        let wholeLinesThenPart = heard.count >= lines.count && heard.count < lines.count + next.count
+            && heard.starts(with: lines) && heard[lines.count...].elementsEqual(next.prefix(heard.count - lines.count))
+        #expect(wholeLinesThenPart, "the pipe holds \(heard.count) bytes; the \(written) messages written make \(lines.count)")
+        #expect(connected.transport.takeUnwrittenMessages().isEmpty, "each is returned once")
+        close(connected.runtimeSays)
+    }
+
     @Test func aRuntimeThatClosedItsInputMakesWritingFailWithBrokenPipe() async {
         let connected = Self.connected()
         close(connected.runtimeHears)

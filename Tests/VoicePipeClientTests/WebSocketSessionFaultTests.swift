@@ -1,5 +1,6 @@
 import Foundation
 import VoicePipeCore
+import VoicePipeIO
 import Testing
 import VoicePipeClient
 import VoicePipeSession
@@ -95,6 +96,55 @@ import VoicePipeTestSupport
         }
         #expect(sent == ["session.start"] + expected)
     }
+    /// A text typed while the server has stopped reading waits in the transport's backlog behind
+    /// audio; when the read timeout ends the connection it was never written, so it is pending
+    /// again (its turn withdrawn) and goes out once, after session.start, on the next connection.
+    @Test func aTextStillInTheBacklogWhenTheConnectionFailsIsKeptForTheReconnect() async throws {
+        let directory = try TemporaryDirectory()
+        let input = directory.path("speech.wav")
+        _ = try LoadAudio.write(path: input, seconds: 300, seed: 7)
+        let reader = try AudioFileReader(path: input)
+        let capture = try FileCaptureSource(reader: reader, converter: CaptureConverter(input: reader.format))
+        let server = try RuntimeServer(["--pace", "fast", "--stall-after", "1", "--receive-buffer", "65536", "--quiet"])
+        defer { server.stop() }
+        let transport = WebSocketTransport(WebSocketConfiguration(url: try WebSocketURL(parsing: server.url + "/ws"), readTimeout: 4))
+        let driver = SessionDriver(options: SessionDriverOptions(session: SessionConfiguration(sessionId: "stalled")), transport: transport,
+                                   capture: .file(capture, pacing: .asFastAsTaken), output: DiscardedReplyOutput())
+        let result = Guarded<SessionReport?>(nil)
+        Thread { let report = driver.run(); result.withLock { $0 = report } }.start()
+        // The server stopped reading after session.start: the socket fills (its buffers at their
+        // limits), then the backlog, which then never drains: half a second of it holding.
+        var holding = 0
+        #expect(await WebSocketTransportTests.eventually(within: .seconds(30)) {
+            holding = transport.backlogBytes > 0 ? holding + 1 : 0
+            return holding >= 50 || result.withLock { $0 != nil }
+        })
+        driver.type(Self.typedLate)
+        #expect(await WebSocketTransportTests.eventually(within: .seconds(60)) { result.withLock { $0 != nil } })
+        let report = try #require(result.withLock { $0 })
+        guard case .error(.transport(let detail)) = report.machine.state else {
+            Issue.record("the session ended in \(report.machine.state), not error(transport)")
+            return
+        }
+        #expect(detail.contains("the runtime sent nothing, and did not answer a ping, for 4 s"), "\(detail)")
+        #expect(report.machine.pendingTexts.map(\.text) == [Self.typedLate])
+        #expect(report.machine.counters.textsSent == 0)
+        #expect(report.machine.turns.filter { $0.kind == .text }.map(\.wasWithdrawn) == [true])
+
+        var machine = report.machine
+        _ = machine.connect(at: report.finishedAt)
+        let opened = machine.transportOpened(at: report.finishedAt + .milliseconds(1))
+        let sent = opened.compactMap { action -> String? in
+            switch action {
+            case .send(let message): message.type.rawValue
+            case .sendText(let text): text.text
+            default: nil
+            }
+        }
+        #expect(sent == ["session.start", Self.typedLate])
+        await WebSocketTransportTests.expectNothingLeft(by: transport, to: server)
+    }
+
     /// A message over the transport's limit (17 MiB, one frame) is the one fault that does not end
     /// the session: skipped unbuffered, noted as malformed, and the typed turn is still answered.
     @Test func aMessageOverTheLimitIsSkippedAndTheSessionStillEndsCleanly() async throws {

@@ -311,6 +311,39 @@ import VoicePipeTestSupport
         #expect(await Self.closeReason(of: transport) == .closedByClient)
     }
 
+    /// What the backlog still held when the connection failed comes back, in order, once: the
+    /// last messages sent, never handed to the socket. Before the close there is nothing to take.
+    @Test func theMessagesNeverWrittenComeBackAfterTheConnectionFails() async throws {
+        let server = try RuntimeServer(["--stall-after", "1"])
+        defer { server.stop() }
+        let (transport, _) = try await Self.open(server) { $0.backlogLimit = 1 << 20; $0.readTimeout = 2 }
+        try transport.send(Self.sessionStart)
+        var sent: [String] = []
+        var full = false
+        for number in 0..<10_000 where !full {
+            let message = #"{"type":"text.input","text":"message \#(number) "# + String(repeating: "x", count: 16_000) + #""}"#
+            do {
+                try transport.send(message)
+                sent.append(message)
+            } catch {
+                full = true
+            }
+            usleep(100)
+        }
+        try #require(full, "the backlog never filled")
+        #expect(transport.takeUnwrittenMessages().isEmpty, "nothing is taken while the connection lives")
+        let reason = try #require(await Self.closeReason(of: transport))
+        #expect(reason == .failed("the runtime sent nothing, and did not answer a ping, for 2 s", code: nil))
+        let queued = transport.backlogBytes
+        let unwritten = transport.takeUnwrittenMessages()
+        #expect(!unwritten.isEmpty)
+        #expect(unwritten == Array(sent.suffix(unwritten.count)), "the last messages sent, in order")
+        #expect(unwritten.reduce(0) { $0 + $1.utf8.count } == queued, "exactly what the backlog held")
+        #expect(transport.backlogBytes == 0)
+        #expect(transport.takeUnwrittenMessages().isEmpty, "each is returned once")
+        await Self.expectNothingLeft(by: transport, to: server)
+    }
+
     @Test func aServerThatNeverAnswersTheHandshakeTimesOut() async throws {
         // A listening socket nobody accepts: the kernel completes TCP, no HTTP answer comes.
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

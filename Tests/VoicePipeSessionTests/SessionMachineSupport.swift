@@ -127,3 +127,10 @@ extension Array where Element == SessionAction {
     /// True when the actions contain one matching `predicate`.
     func has(_ predicate: (SessionAction) -> Bool) -> Bool { contains(where: predicate) }
 }
+
+extension [SessionAction] {
+    /// The texts these actions send, in order.
+    var sentTexts: [PendingText] {
+        compactMap { if case .sendText(let text) = $0 { text } else { nil } }
+    }
+}

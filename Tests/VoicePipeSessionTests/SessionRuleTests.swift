@@ -46,6 +46,55 @@ struct SessionRuleTests {
         #expect(script.machine.counters.textsSent == 3)
     }
 
+    /// A text the transport took but never wrote (still in its backlog when the connection
+    /// failed) never reached the runtime: it is queued again in its place, its turn withdrawn,
+    /// and the next connection sends it once, after session.start, before later texts.
+    @Test func aTextTheConnectionNeverWroteIsSentOnceAfterReconnecting() throws {
+        var script = SessionScript()
+        script.connectAndOpen()
+        let first = try script.type("written", at: .seconds(1)).sentTexts
+        #expect(first.count == 1)
+        let second = try script.type("still in the backlog", at: .seconds(2)).sentTexts
+        #expect(script.machine.counters.textsSent == 2)
+        #expect(script.machine.state == .thinking)
+        script.run { $0.transportClosed("connection reset by peer", orderly: false, at: .seconds(3)) }
+        let requeued = script.run { $0.textsNotWritten(second, at: .seconds(3)) }
+        #expect(requeued.contains(.note(.textRequeued(second[0], reason: "the connection ended before it was written"))))
+        #expect(script.machine.pendingTexts.map(\.text) == ["still in the backlog"])
+        #expect(script.machine.counters.textsSent == 1)
+        #expect(script.machine.turns.map(\.wasWithdrawn) == [false, true])
+        // Told twice, or about a text that was written, the machine changes nothing.
+        var elsewhere = SessionScript()
+        for index in 1...3 { try elsewhere.type("elsewhere \(index)", at: .ms(index)) }
+        script.run { $0.textsNotWritten(second + [elsewhere.machine.pendingTexts[2]], at: .seconds(3)) }
+        #expect(script.machine.pendingTexts.map(\.text) == ["still in the backlog"])
+        #expect(script.machine.counters.ignoredByKind["text not written (error)"] == 2)
+
+        try script.type("typed while down", at: .seconds(4))
+        script.clearLog()
+        script.connectAndOpen(at: .seconds(5))
+        #expect(script.sent == ["session.start", "text.input still in the backlog", "text.input typed while down"])
+        #expect(script.machine.pendingTexts.isEmpty)
+        #expect(script.machine.counters.textsSent == 3)
+        let summary = SessionTimeline.summary(of: script.machine, duration: .seconds(6))
+        #expect(summary.contains("turns: 3 (0 spoken, 3 typed); 1 typed turn withdrawn: the connection ended before the text was written"), "\(summary)")
+    }
+
+    /// On a live session (an old connection closing after a rotation) the text goes out again at once.
+    @Test func aTextAnOldConnectionNeverWroteGoesOutAgainAtOnce() throws {
+        var script = SessionScript()
+        script.connectAndOpen()
+        let text = try script.type("left behind", at: .seconds(1)).sentTexts
+        #expect(script.machine.state == .thinking)
+        let again = script.run { $0.textsNotWritten(text, at: .seconds(2)) }
+        #expect(again.sentTexts == text)
+        #expect(again.contains(.note(.stateChanged(from: .thinking, to: .ready))))
+        script.confirmTexts(in: again, at: .seconds(2))
+        #expect(script.machine.state == .thinking)
+        #expect(script.machine.counters.textsSent == 1)
+        #expect(script.machine.turns.map(\.wasWithdrawn) == [true, false])
+    }
+
     @Test func aTextTheTransportRefusedGoesBackInItsPlace() throws {
         var script = SessionScript()
         script.run { $0.connect(at: .origin) }

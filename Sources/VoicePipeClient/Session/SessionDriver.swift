@@ -139,8 +139,11 @@ public final class SessionDriver: @unchecked Sendable {
     private let connect: (@Sendable () throws -> any SessionTransport)?
     /// A rotation's fresh connection while it opens, and what waits to be sent on it.
     private var incoming: (any SessionTransport)?
-    private var held: [String] = []
+    private var held: [(message: String, text: PendingText?)] = []
     private var heldBytes = 0
+    /// The texts each connection took, oldest first, with their messages; forgotten once that
+    /// connection's backlog is seen empty (written). What a connection never wrote is queued again.
+    private var textsHandedOver: [Int: [(text: PendingText, message: String)]] = [:]
     /// Old connections closing after a rotation.
     private var retiring: [Int: any SessionTransport] = [:]
     private let clock: any SessionClock
@@ -395,6 +398,7 @@ public final class SessionDriver: @unchecked Sendable {
             closeReason = reason
             report(.transport(event), at: now)
             apply(machine.transportClosed(reason.description, orderly: reason.isOrderly, at: now))
+            reclaimUnwrittenTexts(from: transport, connection: connectionNumber, at: now)
         }
     }
 
@@ -448,7 +452,9 @@ public final class SessionDriver: @unchecked Sendable {
     private func handleRetiring(_ event: TransportEvent, connection: Int, at now: SessionInstant) {
         switch event {
         case .closed:
-            retiring[connection] = nil
+            if let old = retiring.removeValue(forKey: connection) {
+                reclaimUnwrittenTexts(from: old, connection: connection, at: now)
+            }
         case .message, .oversizedMessage:
             handle(event, at: now)
         case .opened:
@@ -456,29 +462,59 @@ public final class SessionDriver: @unchecked Sendable {
         }
     }
 
-    /// Sends `text` on the connection, or holds it while a rotation's fresh connection opens.
-    private func deliver(_ text: String) throws(TransportError) {
+    /// Sends `message` on the connection, or holds it while a rotation's fresh connection opens;
+    /// `text` is the typed text it carries, remembered until the connection has written it.
+    private func deliver(_ message: String, carrying text: PendingText? = nil) throws(TransportError) {
         guard incoming != nil else {
-            try transport.send(text)
+            try send(message, carrying: text)
             return
         }
-        let size = text.utf8.count
+        let size = message.utf8.count
         guard heldBytes + size <= transport.backlogLimit else { throw .backlogFull(bytes: heldBytes, limit: transport.backlogLimit) }
-        held.append(text)
+        held.append((message, text))
         heldBytes += size
+    }
+
+    private func send(_ message: String, carrying text: PendingText?) throws(TransportError) {
+        if text != nil, transport.backlogBytes == 0 {
+            // Everything the connection took before was written.
+            textsHandedOver[connectionNumber] = nil
+        }
+        try transport.send(message)
+        if let text { textsHandedOver[connectionNumber, default: []].append((text, message)) }
     }
 
     private func sendHeld() {
         let waiting = held
         held.removeAll()
         heldBytes = 0
-        for text in waiting {
+        for (message, text) in waiting {
             do {
-                try transport.send(text)
+                try send(message, carrying: text)
             } catch {
-                report(.captureProblem("a message held during the rotation was not sent: \(error)"), at: clock.now)
+                if let text {
+                    apply(machine.textsNotWritten([text], at: clock.now))
+                } else {
+                    report(.captureProblem("a message held during the rotation was not sent: \(error)"), at: clock.now)
+                }
             }
         }
+    }
+
+    /// After `connection` closed: the texts it took and never wrote (the last of those it took,
+    /// as its backlog is first in, first out) go back to the machine's queue.
+    private func reclaimUnwrittenTexts(from connection: any SessionTransport, connection number: Int, at now: SessionInstant) {
+        let handedOver = textsHandedOver.removeValue(forKey: number) ?? []
+        let unwritten = connection.takeUnwrittenMessages()
+        guard !handedOver.isEmpty, !unwritten.isEmpty else { return }
+        var reclaimed: [PendingText] = []
+        var next = handedOver.count - 1
+        for message in unwritten.reversed() where next >= 0 && message == handedOver[next].message {
+            reclaimed.append(handedOver[next].text)
+            next -= 1
+        }
+        guard !reclaimed.isEmpty else { return }
+        apply(machine.textsNotWritten(reclaimed.reversed(), at: now))
     }
 
     private func typeNow(_ text: String) {
@@ -526,7 +562,7 @@ public final class SessionDriver: @unchecked Sendable {
         case .sendText(let text):
             let message = WireMessage.textInput(text: text.text)
             do {
-                try deliver(WireCodec.encode(message))
+                try deliver(WireCodec.encode(message), carrying: text)
                 report(.sent(message), at: now)
                 apply(machine.textSent(text, at: now))
             } catch {
@@ -641,6 +677,7 @@ public final class SessionDriver: @unchecked Sendable {
             if case .transport(.closed(let reason), let connection) = input, connection == connectionNumber {
                 closeReason = reason
                 report(.transport(.closed(reason)), at: clock.now)
+                reclaimUnwrittenTexts(from: transport, connection: connectionNumber, at: clock.now)
             }
         }
     }

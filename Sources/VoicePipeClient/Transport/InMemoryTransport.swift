@@ -114,6 +114,10 @@ public final class InMemoryTransport: SessionTransport {
         link.toRuntime.deliverWaiting()
     }
 
+    /// None: a message is in the other end's queue as soon as ``send(_:)`` returns, as a message
+    /// written to a socket is in the peer's buffer.
+    public func takeUnwrittenMessages() -> [String] { [] }
+
     /// The events this end has received and not yet read, without waiting (for tests that poll
     /// instead of reading ``events``; do not use both).
     public func takeReceived() -> [TransportEvent] {

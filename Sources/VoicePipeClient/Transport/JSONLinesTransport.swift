@@ -143,6 +143,16 @@ public final class JSONLinesTransport: SessionTransport {
     public func close() {
         link.close()
     }
+
+    /// The messages the writer had not written whole, line ending included, when the transport
+    /// ended: those still in the backlog and the rest of the batch a failed write stopped.
+    public func takeUnwrittenMessages() -> [String] {
+        link.state.withLock { state in
+            guard case .ended = state.phase else { return [] }
+            defer { state.unwritten = [] }
+            return state.unwritten
+        }
+    }
 }
 
 /// What the transport and its two threads share.
@@ -178,6 +188,8 @@ private final class Link: Sendable {
         var phase = Phase.idle
         var pending: [String] = []
         var backlogBytes = 0
+        /// Once ended: what was never written whole (see ``JSONLinesTransport/takeUnwrittenMessages()``).
+        var unwritten: [String] = []
         var writerSleeping = false
         var flushDeadline: ContinuousClock.Instant?
         var channels: Channels?
@@ -450,12 +462,15 @@ private final class Link: Sendable {
                 DescriptorSupport.waitUntilReadable(channels.wakeWriter.read)
                 DescriptorSupport.drain(channels.wakeWriter.read)
             case .write(let messages):
-                switch output.write(messages) {
+                let (outcome, written) = output.write(messages)
+                switch outcome {
                 case .written:
                     continue
                 case .stopped:
+                    keepUnwritten(messages[written...])
                     break writing
                 case .failed(let code):
+                    keepUnwritten(messages[written...])
                     runtimeEnded(.writeFailed(code))
                     break writing
                 }
@@ -471,6 +486,7 @@ private final class Link: Sendable {
             process.stop { [readerRunning] seconds in readerRunning.wait(timeout: .now() + seconds) == .success }
         }
         let reason = state.withLock { state -> TransportCloseReason in
+            state.unwritten += state.pending
             state.pending = []
             if let channels = state.channels { DescriptorSupport.wake(channels.stopReader.write) }
             if case .ended(let reason) = state.phase { return reason }
@@ -479,6 +495,11 @@ private final class Link: Sendable {
         }
         incoming.push(.closed(reason))
         threadFinished()
+    }
+
+    /// Called by the writer when a write stopped before `messages` were written whole.
+    private func keepUnwritten(_ messages: ArraySlice<String>) {
+        state.withLock { $0.unwritten += messages }
     }
 
     /// Called by the writer after writing `bytes` of queued messages.
@@ -528,19 +549,29 @@ private struct LineOutput {
 
     /// Writes each message and a line feed, in order; counts each message's bytes off the backlog
     /// once all of it has been written.
-    func write(_ messages: [String]) -> Outcome {
+    /// Writes `messages` as lines; returns how it went and how many of them (from the first)
+    /// were written whole, line ending included.
+    func write(_ messages: [String]) -> (Outcome, written: Int) {
         var filled = 0
-        var completedBytes = 0
+        var written = 0
+        /// The messages whose line ends in the buffer: where it ends, and the message's bytes.
+        var completed: [(end: Int, bytes: Int)] = []
+        /// Counts the messages a flush of `bytes` wrote whole; the rest of the buffer's are not.
+        func credit(_ bytes: Int) {
+            let whole = completed.prefix { $0.end <= bytes }
+            link.wrote(whole.reduce(0) { $0 + $1.bytes })
+            written += whole.count
+            completed.removeAll()
+        }
         for var message in messages {
             let outcome = message.withUTF8 { text -> Outcome in
                 var offset = 0
                 while offset <= text.count {
                     if filled == buffer.count {
-                        let flushed = flush(filled)
+                        let (flushed, bytes) = flush(filled)
+                        credit(bytes)
                         guard isWritten(flushed) else { return flushed }
-                        link.wrote(completedBytes)
                         filled = 0
-                        completedBytes = 0
                     }
                     let piece = min(text.count - offset, buffer.count - filled)
                     if piece > 0, let source = text.baseAddress {
@@ -554,16 +585,16 @@ private struct LineOutput {
                         buffer[filled] = 0x0A
                         filled += 1
                         offset += 1
+                        completed.append((filled, text.count))
                     }
                 }
-                completedBytes += text.count
                 return .written
             }
-            if !isWritten(outcome) { return outcome }
+            if !isWritten(outcome) { return (outcome, written) }
         }
-        let outcome = flush(filled)
-        if isWritten(outcome) { link.wrote(completedBytes) }
-        return outcome
+        let (outcome, bytes) = flush(filled)
+        credit(bytes)
+        return (outcome, written)
     }
 
     private func isWritten(_ outcome: Outcome) -> Bool {
@@ -571,13 +602,13 @@ private struct LineOutput {
         return false
     }
 
-    /// Writes the first `count` bytes of the buffer.
-    private func flush(_ count: Int) -> Outcome {
-        guard let base = buffer.baseAddress else { return .written }
+    /// Writes the first `count` bytes of the buffer; returns how it went and the bytes written.
+    private func flush(_ count: Int) -> (Outcome, Int) {
+        guard let base = buffer.baseAddress else { return (.written, count) }
         var offset = 0
         var mustWait = chunkLimit != Int.max
         while offset < count {
-            if mustWait, !waitUntilWritable() { return .stopped }
+            if mustWait, !waitUntilWritable() { return (.stopped, offset) }
             let written = Glibc.write(channels.write, base + offset, min(count - offset, chunkLimit))
             if written >= 0 {
                 offset += written
@@ -586,10 +617,10 @@ private struct LineOutput {
             switch errno {
             case EINTR: continue
             case EAGAIN, EWOULDBLOCK: mustWait = true
-            default: return .failed(.posix(errno))
+            default: return (.failed(.posix(errno)), offset)
             }
         }
-        return .written
+        return (.written, offset)
     }
 
     /// Waits for room to write, waking for a close (whose deadline then bounds the wait) or the

@@ -35,6 +35,10 @@ public protocol SessionTransport: AnyObject, Sendable {
     /// Writes what is queued (briefly, bounded) and closes; ``TransportEvent/closed(_:)`` with
     /// ``TransportCloseReason/closedByClient`` follows unless the transport had already closed.
     func close()
+    /// After ``TransportEvent/closed(_:)``: the messages ``send(_:)`` took that were never written
+    /// whole to the connection, oldest first, each returned once (before the close: none). The
+    /// runtime cannot have read them, so a session may send them again on another connection.
+    func takeUnwrittenMessages() -> [String]
 }
 
 /// What a transport observes.

@@ -63,6 +63,13 @@ public final class WebSocketTransport: SessionTransport {
 
     public var backlogLimit: Int { configuration.backlogLimit }
 
+    /// What was still in the backlog when the connection ended: never handed to the socket.
+    /// (A message handed to the socket counts as written, even if the connection broke before
+    /// all of it left: the runtime received it whole or not at all, and cannot tell the client.)
+    public func takeUnwrittenMessages() -> [String] {
+        engine.takeUnwritten()
+    }
+
     /// The subprotocol the server chose, once open; nil when it chose none.
     public var selectedSubprotocol: String? { engine.shared.withLock { $0.selectedSubprotocol } }
 
@@ -92,6 +99,8 @@ final class WebSocketEngine: @unchecked Sendable {
         var phase = Phase.idle
         var outgoing = FIFOQueue<[UInt8]>()
         var backlogBytes = 0
+        /// A message taken from the backlog whose write failed: unwritten, ahead of the backlog.
+        var failedWrite: [UInt8]?
         /// The lws context while the service thread runs it: what `lws_cancel_service` wakes.
         var context: ContextHandle?
         var selectedSubprotocol: String?
@@ -195,6 +204,18 @@ final class WebSocketEngine: @unchecked Sendable {
             return nil
         }
         if let refusal { throw refusal }
+    }
+
+    func takeUnwritten() -> [String] {
+        shared.withLock { state in
+            guard case .ended = state.phase else { return [] }
+            var messages = state.failedWrite.map { [String(decoding: $0, as: UTF8.self)] } ?? []
+            state.failedWrite = nil
+            while let message = state.popOutgoing() {
+                messages.append(String(decoding: message, as: UTF8.self))
+            }
+            return messages
+        }
     }
 
     func requestClose() {
@@ -458,6 +479,7 @@ final class WebSocketEngine: @unchecked Sendable {
         let written = lws_write(wsi, buffer + pre, message.count, LWS_WRITE_TEXT)
         guard written >= message.count else {
             failure = .failed("sending a message of \(message.count) bytes failed", code: .posix(errno))
+            shared.withLock { $0.failedWrite = message }
             return -1
         }
         lws_callback_on_writable(wsi)

@@ -84,6 +84,8 @@ public struct SessionMachine: Sendable {
 
     /// Every user turn, in order.
     public private(set) var turns: [TurnRecord] = []
+    /// The turn of each text sent, by the text's number, until the text is withdrawn.
+    private var textTurns: [Int: Int] = [:]
     /// The conversation, partial lines replaced by their later versions.
     public private(set) var transcript: [TranscriptLine] = []
     /// Tool calls and results, classifications and session boundaries, in the order seen.
@@ -354,6 +356,7 @@ public struct SessionMachine: Sendable {
         counters.textsSent += 1
         actions.append(.note(.textSent(text)))
         turns.append(TurnRecord(number: turns.count + 1, kind: .text, startedAt: now, speechEndedAt: now, endedAt: now, isLongRunning: takeNextTurnLongRunning()))
+        textTurns[text.number] = turns.count - 1
         awaitingReply.append(turns.count - 1)
         actions.append(.note(.turnEnded(turns[turns.count - 1])))
         if case .ready = current { transition(to: .thinking, &actions) }
@@ -374,6 +377,29 @@ public struct SessionMachine: Sendable {
         actions.append(.note(.textRequeued(text, reason: reason)))
         // Sent again with the next event, not now: a full backlog needs time to drain.
         return finish(&actions, at: now, sendingQueuedTexts: false)
+    }
+
+    /// The connection that took these texts closed before its transport wrote them (they were
+    /// still in its backlog), so the runtime never saw them: each goes back into the queue in its
+    /// place and its turn is withdrawn. They are sent once more, in order: at once while the
+    /// session is live (an old connection closing after a rotation), else after the next
+    /// `session.start`. A text that was not sent, or was already withdrawn, is ignored.
+    public mutating func textsNotWritten(_ texts: [PendingText], at now: SessionInstant) -> [SessionAction] {
+        var actions = [SessionAction]()
+        for text in texts {
+            guard let turn = textTurns.removeValue(forKey: text.number) else {
+                ignore("text not written", &actions)
+                continue
+            }
+            turns[turn].wasWithdrawn = true
+            awaitingReply.removeAll { $0 == turn }
+            counters.textsSent -= 1
+            let place = queuedTexts.firstIndex { $0.number > text.number } ?? queuedTexts.endIndex
+            queuedTexts.insert(text, at: place)
+            actions.append(.note(.textRequeued(text, reason: "the connection ended before it was written")))
+        }
+        if case .thinking = current, awaitingReply.isEmpty, openTurn == nil { transition(to: .ready, &actions) }
+        return finish(&actions, at: now)
     }
 
     /// Asks the runtime to hand the user to a person. Tracked beside the voice state.

@@ -87,6 +87,9 @@ public struct TurnRecord: Sendable, Hashable {
     public internal(set) var isAcknowledged = false
     /// A voice turn the runtime never took as one (the gate heard a cough): dropped, not an error.
     public internal(set) var ignoredByRuntime = false
+    /// A typed turn whose text its connection never wrote (it was still in the transport's
+    /// backlog when the connection ended): withdrawn, and the text queued again for a later turn.
+    public internal(set) var wasWithdrawn = false
 
     /// Turn latency: from the end of the user's speech to the first reply audio played.
     public var latency: Duration? {

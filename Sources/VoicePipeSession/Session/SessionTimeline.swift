@@ -102,9 +102,11 @@ public enum SessionTimeline {
         case .error(let failure): lines.append("session \(machine.configuration.sessionId) failed after \(seconds(duration)): \(failure)")
         default: lines.append("session \(machine.configuration.sessionId) stopped \(state.name) after \(seconds(duration))")
         }
-        let turns = machine.turns
+        let turns = machine.turns.filter { !$0.wasWithdrawn }
         let voice = turns.filter { $0.kind == .voice }.count
-        lines.append("turns: \(turns.count) (\(voice) spoken, \(turns.count - voice) typed)")
+        let withdrawn = machine.turns.count - turns.count
+        lines.append("turns: \(turns.count) (\(voice) spoken, \(turns.count - voice) typed)"
+            + (withdrawn == 0 ? "" : "; \(withdrawn) typed turn\(withdrawn == 1 ? "" : "s") withdrawn: the connection ended before the text was written"))
         let counters = machine.counters
         let sent = Duration.samples(counters.samplesSent, at: machine.configuration.captureSampleRate)
         var audio = "audio sent: \(seconds(sent)) in \(counters.framesSent) frame\(counters.framesSent == 1 ? "" : "s")"
