@@ -71,7 +71,7 @@ let package = Package(
 
         // Signal generators, dB measurement, fakes (audio devices, a manual session clock), a
         // whole-file reader and libsndfile-written fixtures, shared by the tests and the benchmark package.
-        .target(name: "VoicePipeTestSupport", dependencies: ["VoicePipeCore", "VoicePipeIO", "VoicePipeSession", "VoicePipeClient", "CSndFile"]),
+        .target(name: "VoicePipeTestSupport", dependencies: ["VoicePipeCore", "VoicePipeIO", "VoicePipeSession", "VoicePipeClient", "CSndFile", "CThreadAnnotations"]),
 
         .testTarget(name: "VoicePipeCoreTests", dependencies: ["VoicePipeCore", "VoicePipeTestSupport", "AllocationCounting"]),
         // CSndFile lets the tests write AIFF, FLAC and Ogg fixtures with libsndfile itself.

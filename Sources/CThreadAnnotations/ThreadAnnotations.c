@@ -36,3 +36,12 @@ void vp_lock_releasing(void *lock) {
     (void)lock;
 }
 #endif
+
+int vp_built_with_address_sanitizer(void) {
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    return 1;
+#endif
+#endif
+    return 0;
+}

@@ -10,4 +10,8 @@ void vp_lock_acquired(void *lock);
 /// Does nothing in any other build.
 void vp_lock_releasing(void *lock);
 
+/// 1 in a build with AddressSanitizer, whose quarantine and shadow memory make a process's
+/// resident memory grow with what it frees: memory figures then measure the sanitizer.
+int vp_built_with_address_sanitizer(void);
+
 #endif

@@ -28,7 +28,8 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
     private let control = RenderControl()
     private var thread: Thread?
     /// Called on the render thread when everything queued has played, with ``chunksQueued`` as
-    /// it was when the queue ran dry.
+    /// it was when the queue ran dry. A driver that owns this output is captured weakly here, or
+    /// the two keep each other alive.
     public var onDrained: (@Sendable (Int) -> Void)?
     public private(set) var chunksQueued = 0
 
