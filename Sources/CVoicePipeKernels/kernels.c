@@ -182,62 +182,64 @@ VP_AVX2 void vp_decimate_avx2(const float *_Nonnull const *_Nonnull streams, con
     }
 }
 
+/// Interleaves eight even and eight odd outputs: (e0 o0 e1 o1 …) into out[0 … 15], or only the
+/// first `outputs` of them (a partial last vector).
+VP_AVX2 static inline void store_pairs(float *out, __m256 even, __m256 odd, intptr_t outputs) {
+    const __m256 low = _mm256_unpacklo_ps(even, odd), high = _mm256_unpackhi_ps(even, odd);
+    const __m256 first = _mm256_permute2f128_ps(low, high, 0x20);
+    const __m256 second = _mm256_permute2f128_ps(low, high, 0x31);
+    if (outputs >= 16) {
+        _mm256_storeu_ps(out, first);
+        _mm256_storeu_ps(out + 8, second);
+    } else {
+        _mm256_maskstore_ps(out, lane_mask(outputs), first);
+        _mm256_maskstore_ps(out + 8, lane_mask(outputs - 8), second);
+    }
+}
+
+/// `blocks` (1 … 4) vectors of eight consecutive inputs from p, one accumulator pair per block.
+/// The early sample of odd tap t is the early sample of even tap t + 1, so each step loads one
+/// late and one early vector per block and carries the early one to the next tap: two loads per
+/// two fused multiply-adds instead of three. Each lane still runs interpolate_one's operations in
+/// its order. `inputs` (≤ 8·blocks) is how many of the lanes are stored.
+VP_AVX2 __attribute__((always_inline)) static inline void interpolate_blocks(const float *p, const float *evenTaps, const float *oddTaps,
+                                                                             __m256 centreTap, float *out, int blocks, intptr_t inputs) {
+    __m256 e[4], o[4], early[4];
+    for (int b = 0; b < blocks; b++) {
+        e[b] = _mm256_mul_ps(centreTap, _mm256_loadu_ps(p + 8 * b));
+        o[b] = _mm256_setzero_ps();
+        early[b] = _mm256_loadu_ps(p + 8 * b - 32);
+    }
+    for (int t = 0; t < 32; t++) {
+        const __m256 even = _mm256_broadcast_ss(evenTaps + t);
+        const __m256 odd = _mm256_broadcast_ss(oddTaps + t);
+        for (int b = 0; b < blocks; b++) {
+            const __m256 late = _mm256_loadu_ps(p + 8 * b + 32 - t);
+            const __m256 next = _mm256_loadu_ps(p + 8 * b - 31 + t);
+            e[b] = _mm256_fmadd_ps(even, _mm256_add_ps(late, early[b]), e[b]);
+            o[b] = _mm256_fmadd_ps(odd, _mm256_add_ps(late, next), o[b]);
+            early[b] = next;
+        }
+    }
+    for (int b = 0; b < blocks; b++) store_pairs(out + 16 * b, e[b], o[b], 2 * (inputs - 8 * b));
+}
+
 VP_AVX2 void vp_interpolate_avx2(const float *x, const float *evenTaps, const float *oddTaps,
                                  const void *evenSplats, const void *oddSplats, float centre, float *output, intptr_t count) {
     (void)evenSplats;
     (void)oddSplats;
     const __m256 centreTap = _mm256_set1_ps(centre);
     intptr_t i = 0;
-    // 16 inputs (32 outputs) per step: four independent accumulators.
-    for (; i + 16 <= count; i += 16) {
-        const float *p = x + i;
-        __m256 e0 = _mm256_mul_ps(centreTap, _mm256_loadu_ps(p));
-        __m256 e1 = _mm256_mul_ps(centreTap, _mm256_loadu_ps(p + 8));
-        __m256 o0 = _mm256_setzero_ps();
-        __m256 o1 = _mm256_setzero_ps();
-        for (int t = 0; t < 32; t++) {
-            const __m256 even = _mm256_broadcast_ss(evenTaps + t);
-            const __m256 odd = _mm256_broadcast_ss(oddTaps + t);
-            const __m256 late0 = _mm256_loadu_ps(p + 32 - t);
-            const __m256 late1 = _mm256_loadu_ps(p + 40 - t);
-            e0 = _mm256_fmadd_ps(even, _mm256_add_ps(late0, _mm256_loadu_ps(p - 32 + t)), e0);
-            e1 = _mm256_fmadd_ps(even, _mm256_add_ps(late1, _mm256_loadu_ps(p - 24 + t)), e1);
-            o0 = _mm256_fmadd_ps(odd, _mm256_add_ps(late0, _mm256_loadu_ps(p - 31 + t)), o0);
-            o1 = _mm256_fmadd_ps(odd, _mm256_add_ps(late1, _mm256_loadu_ps(p - 23 + t)), o1);
-        }
-        // Interleave: (e0 o0 e1 o1 …).
-        const __m256 low0 = _mm256_unpacklo_ps(e0, o0), high0 = _mm256_unpackhi_ps(e0, o0);
-        const __m256 low1 = _mm256_unpacklo_ps(e1, o1), high1 = _mm256_unpackhi_ps(e1, o1);
-        float *out = output + 2 * i;
-        _mm256_storeu_ps(out, _mm256_permute2f128_ps(low0, high0, 0x20));
-        _mm256_storeu_ps(out + 8, _mm256_permute2f128_ps(low0, high0, 0x31));
-        _mm256_storeu_ps(out + 16, _mm256_permute2f128_ps(low1, high1, 0x20));
-        _mm256_storeu_ps(out + 24, _mm256_permute2f128_ps(low1, high1, 0x31));
-    }
-    // Then eight inputs at a time; the last vector may be partial: its extra lanes read within
+    // 32 inputs (64 outputs) per step: eight independent accumulators.
+    for (; i + 32 <= count; i += 32) interpolate_blocks(x + i, evenTaps, oddTaps, centreTap, output + 2 * i, 4, 32);
+    // The rest in one step of as many blocks as it needs (a short chunk's tail would otherwise run
+    // one dependent chain at a time); the last vector may be partial: its extra lanes read within
     // the stages' read slack and are not stored.
-    for (; i < count; i += 8) {
-        const float *p = x + i;
-        __m256 e0 = _mm256_mul_ps(centreTap, _mm256_loadu_ps(p));
-        __m256 o0 = _mm256_setzero_ps();
-        for (int t = 0; t < 32; t++) {
-            const __m256 late0 = _mm256_loadu_ps(p + 32 - t);
-            e0 = _mm256_fmadd_ps(_mm256_broadcast_ss(evenTaps + t), _mm256_add_ps(late0, _mm256_loadu_ps(p - 32 + t)), e0);
-            o0 = _mm256_fmadd_ps(_mm256_broadcast_ss(oddTaps + t), _mm256_add_ps(late0, _mm256_loadu_ps(p - 31 + t)), o0);
-        }
-        const __m256 low0 = _mm256_unpacklo_ps(e0, o0), high0 = _mm256_unpackhi_ps(e0, o0);
-        const __m256 first = _mm256_permute2f128_ps(low0, high0, 0x20);
-        const __m256 second = _mm256_permute2f128_ps(low0, high0, 0x31);
-        float *out = output + 2 * i;
-        const intptr_t outputs = 2 * (count - i < 8 ? count - i : 8);
-        if (outputs == 16) {
-            _mm256_storeu_ps(out, first);
-            _mm256_storeu_ps(out + 8, second);
-        } else {
-            _mm256_maskstore_ps(out, lane_mask(outputs), first);
-            _mm256_maskstore_ps(out + 8, lane_mask(outputs - 8), second);
-        }
-    }
+    const intptr_t rest = count - i;
+    if (rest > 24) interpolate_blocks(x + i, evenTaps, oddTaps, centreTap, output + 2 * i, 4, rest);
+    else if (rest > 16) interpolate_blocks(x + i, evenTaps, oddTaps, centreTap, output + 2 * i, 3, rest);
+    else if (rest > 8) interpolate_blocks(x + i, evenTaps, oddTaps, centreTap, output + 2 * i, 2, rest);
+    else if (rest > 0) interpolate_blocks(x + i, evenTaps, oddTaps, centreTap, output + 2 * i, 1, rest);
 }
 
 /// Eight lanes of partial sums folded to four: m_k = l_k + l_(k+4).
