@@ -145,9 +145,20 @@ int vp_cpu_supports_avx512f(void) {
     return (enabled_register_states() & 0xE6) == 0xE6;
 }
 
+/// The eight-float window starting r floats into x (its low vector) and y (the next eight), with
+/// m the window four in: a byte shift within each 128-bit half.
+#define VP_WINDOW(high, low, r) _mm256_castsi256_ps(_mm256_alignr_epi8(_mm256_castps_si256(high), _mm256_castps_si256(low), 4 * (r)))
+
 /// `blocks` (1 … 4) vectors of eight consecutive outputs from output n, one accumulator each: the
 /// broadcast tap feeds every block. Each lane runs decimate_one's operations in its order;
 /// `outputs` (≤ 8·blocks) is how many lanes are stored, the rest read within the read slack.
+///
+/// Implementation notes: the loop is bound by loads (two per multiply-add, and 7 of 16 unaligned
+/// eight-float loads split a cache line), so per eight taps the forward windows come from two loads
+/// and shuffles (x, x + 8, their middle, byte shifts) while the backward ones stay loads, which
+/// balances the load and shuffle units (12-15 % faster on Zen 4 than loads alone; shuffles for
+/// both sides were 15 % slower). The two-load window reads one sample past the last forward sample
+/// a group uses, within the read slack.
 VP_AVX2 __attribute__((always_inline)) static inline void decimate_blocks(const float *_Nonnull const *_Nonnull streams, const vp_tap_class *classes,
                                                                           intptr_t factor, const float *taps, __m256 centreTap, float *output,
                                                                           intptr_t n, int blocks, intptr_t outputs) {
@@ -158,7 +169,25 @@ VP_AVX2 __attribute__((always_inline)) static inline void decimate_blocks(const 
         const float *t = taps + c->tapStart;
         const float *forward = streams[c->forwardStream] + n + c->forwardOffset;
         const float *backward = streams[c->backwardStream] + n + c->backwardOffset;
-        for (intptr_t j = 0; j < c->tapCount; j++) {
+        intptr_t j = 0;
+        for (; j + 8 <= c->tapCount; j += 8) {
+            __m256 tap[8];
+            for (int k = 0; k < 8; k++) tap[k] = _mm256_broadcast_ss(t + j + k);
+            for (int b = 0; b < blocks; b++) {
+                const float *f = forward + j + 8 * b, *g = backward - j + 8 * b;
+                const __m256 x = _mm256_loadu_ps(f), y = _mm256_loadu_ps(f + 8);
+                const __m256 m = _mm256_permute2f128_ps(x, y, 0x21);
+                a[b] = _mm256_fmadd_ps(tap[0], _mm256_add_ps(x, _mm256_loadu_ps(g)), a[b]);
+                a[b] = _mm256_fmadd_ps(tap[1], _mm256_add_ps(VP_WINDOW(m, x, 1), _mm256_loadu_ps(g - 1)), a[b]);
+                a[b] = _mm256_fmadd_ps(tap[2], _mm256_add_ps(VP_WINDOW(m, x, 2), _mm256_loadu_ps(g - 2)), a[b]);
+                a[b] = _mm256_fmadd_ps(tap[3], _mm256_add_ps(VP_WINDOW(m, x, 3), _mm256_loadu_ps(g - 3)), a[b]);
+                a[b] = _mm256_fmadd_ps(tap[4], _mm256_add_ps(m, _mm256_loadu_ps(g - 4)), a[b]);
+                a[b] = _mm256_fmadd_ps(tap[5], _mm256_add_ps(VP_WINDOW(y, m, 1), _mm256_loadu_ps(g - 5)), a[b]);
+                a[b] = _mm256_fmadd_ps(tap[6], _mm256_add_ps(VP_WINDOW(y, m, 2), _mm256_loadu_ps(g - 6)), a[b]);
+                a[b] = _mm256_fmadd_ps(tap[7], _mm256_add_ps(VP_WINDOW(y, m, 3), _mm256_loadu_ps(g - 7)), a[b]);
+            }
+        }
+        for (; j < c->tapCount; j++) {
             const __m256 tap = _mm256_broadcast_ss(t + j);
             for (int b = 0; b < blocks; b++) {
                 a[b] = _mm256_fmadd_ps(tap, _mm256_add_ps(_mm256_loadu_ps(forward + j + 8 * b), _mm256_loadu_ps(backward - j + 8 * b)), a[b]);
@@ -367,15 +396,26 @@ VP_AVX2 static inline __m128 dot_lanes(const float *x, const float *c, intptr_t 
     return _mm_add_ps(low, _mm256_extractf128_ps(sum, 1));
 }
 
+/// advance() without a branch: the phase wraps by subtracting a mask, so a carry pattern the
+/// branch predictor cannot learn (121 / 320 for 44.1 -> 32 kHz) costs nothing.
+static inline void advance_flat(intptr_t *base, intptr_t *phase, intptr_t phaseCount, intptr_t stepWhole, intptr_t stepPhase) {
+    const intptr_t next = *phase + stepPhase;
+    const intptr_t carry = (intptr_t)(next >= phaseCount);
+    *phase = next - (phaseCount & -carry);
+    *base += stepWhole + carry;
+}
+
 /// The four-output loop for one row length; a constant length lets the dot products unroll.
+/// The walk lives in locals and steps without branches; positions of the next four outputs are
+/// computed before their dot products.
 #define VP_POLYPHASE_LOOP(length)                                                                   \
     for (;;) {                                                                                      \
         intptr_t b1 = base, p1 = phase;                                                             \
-        advance(&b1, &p1, walk);                                                                    \
+        advance_flat(&b1, &p1, phaseCount, stepWhole, stepPhase);                                   \
         intptr_t b2 = b1, p2 = p1;                                                                  \
-        advance(&b2, &p2, walk);                                                                    \
+        advance_flat(&b2, &p2, phaseCount, stepWhole, stepPhase);                                   \
         intptr_t b3 = b2, p3 = p2;                                                                  \
-        advance(&b3, &p3, walk);                                                                    \
+        advance_flat(&b3, &p3, phaseCount, stepWhole, stepPhase);                                   \
         if (b3 >= last) break;                                                                      \
         const __m128 a = dot_lanes(origin + base, table + phase * (length), (length));              \
         const __m128 b = dot_lanes(origin + b1, table + p1 * (length), (length));                   \
@@ -385,7 +425,7 @@ VP_AVX2 static inline __m128 dot_lanes(const float *x, const float *c, intptr_t 
         const __m128 cd = _mm_add_ps(_mm_unpacklo_ps(c, d), _mm_unpackhi_ps(c, d));                 \
         _mm_storeu_ps(output + produced, _mm_add_ps(_mm_movelh_ps(ab, cd), _mm_movehl_ps(cd, ab))); \
         produced += 4;                                                                              \
-        advance(&b3, &p3, walk);                                                                    \
+        advance_flat(&b3, &p3, phaseCount, stepWhole, stepPhase);                                   \
         base = b3;                                                                                  \
         phase = p3;                                                                                 \
     }
@@ -393,7 +433,7 @@ VP_AVX2 static inline __m128 dot_lanes(const float *x, const float *c, intptr_t 
 VP_AVX2 intptr_t vp_polyphase_avx2(const float *origin, const float *table, intptr_t rowLength,
                                    const vp_polyphase_walk *walk, vp_polyphase_position *position, float *output) {
     intptr_t base = position->base, phase = position->phase, produced = 0;
-    const intptr_t last = walk->end;
+    const intptr_t last = walk->end, phaseCount = walk->phaseCount, stepWhole = walk->stepWhole, stepPhase = walk->stepPhase;
     // Four outputs at a time; lane k of each stored vector is (m0 + m2) + (m1 + m3) of sum k.
     switch (rowLength) {
     case 12: VP_POLYPHASE_LOOP(12) break;
@@ -410,7 +450,7 @@ VP_AVX2 intptr_t vp_polyphase_avx2(const float *origin, const float *table, intp
         const __m128 m = dot_lanes(origin + base, table + phase * rowLength, rowLength);
         const __m128 pairs = _mm_add_ps(m, _mm_movehl_ps(m, m));
         output[produced++] = _mm_cvtss_f32(_mm_add_ss(pairs, _mm_shuffle_ps(pairs, pairs, 1)));
-        advance(&base, &phase, walk);
+        advance_flat(&base, &phase, phaseCount, stepWhole, stepPhase);
     }
     position->base = base;
     position->phase = phase;
