@@ -14,14 +14,16 @@ public typealias ConversionPeaks = CVoicePipeKernels.ConversionPeaks
 /// The inner loops of the built-in resampler and of the Float ↔ Int16 conversions with peak
 /// metering, as a value: a set of C-callable function pointers.
 ///
-/// There are two sets: ``portable`` (Swift SIMD for the x86-64 baseline, SSE2) and ``avx2`` (C
-/// compiled for AVX2 with FMA, present only when this CPU and its operating system run them).
-/// ``best`` is chosen once per process from the CPU (cpuid and xgetbv), so no package user ever
+/// There are three sets: ``portable`` (Swift SIMD for the x86-64 baseline, SSE2), ``avx2`` (C
+/// compiled for AVX2 with FMA) and ``avx512`` (the same C kernels with sixteen lanes), the last two
+/// present only when this CPU and its operating system run them. ``best`` is chosen once per
+/// process by ``calibration`` (the vector sets timed on a short probe), so no package user ever
 /// needs compiler flags; every converter takes its kernels as a parameter whose default is
 /// ``best``, and there is no process-wide setting to change. Each set is deterministic on its
-/// own: output never depends on how the input was cut into buffers. Different sets round
-/// differently (a fused multiply-add rounds once), so a stream keeps the kernels its resampler
-/// was built with. The Int16 conversions are exact in every set.
+/// own: output never depends on how the input was cut into buffers. The portable set rounds
+/// differently from the C sets (a fused multiply-add rounds once), so a stream keeps the kernels
+/// its resampler was built with; the AVX2 and AVX-512 sets give the same bits. The Int16
+/// conversions and the downmix are exact in every set.
 ///
 /// The decimate and interpolate kernels may finish a block with a full vector whose extra lanes
 /// are discarded, so they may read up to ``readSlack`` samples past the newest input the last
