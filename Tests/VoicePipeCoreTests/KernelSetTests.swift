@@ -6,8 +6,11 @@ import VoicePipeTestSupport
 /// Whether this CPU runs the AVX2 + FMA kernels; the tests of that set are skipped (not passed) when not.
 private let avx2Available = DSPKernels.avx2 != nil
 
-/// The kernel sets to check on this CPU: the portable set, and the AVX2 set where it runs.
-private let kernelSets: [DSPKernels] = [.portable] + (DSPKernels.avx2.map { [$0] } ?? [])
+/// The kernel sets to check on this CPU: the portable set, and the AVX2 and AVX-512 sets where they run.
+private let kernelSets: [DSPKernels] = [.portable] + [DSPKernels.avx2, DSPKernels.avx512].compactMap { $0 }
+
+/// The C vector sets this CPU runs, each checked against the scalar C references.
+private let vectorSets: [DSPKernels] = [DSPKernels.avx2, DSPKernels.avx512].compactMap { $0 }
 
 /// The kernel set is chosen from the CPU, once.
 struct KernelChoiceTests {
@@ -23,7 +26,28 @@ struct KernelChoiceTests {
         let flags = try Self.cpuFlags()
         let expected = flags.contains("avx2") && flags.contains("fma")
         #expect((DSPKernels.avx2 != nil) == expected, "cpuinfo flags avx2=\(flags.contains("avx2")) fma=\(flags.contains("fma"))")
-        #expect(DSPKernels.best.name == (expected ? DSPKernels.avx2?.name : DSPKernels.portable.name))
+        #expect((DSPKernels.avx512 != nil) == (expected && flags.contains("avx512f")))
+        // With a vector set the choice is measured between the vector sets; without one it is the portable set.
+        let candidates = [DSPKernels.avx512, DSPKernels.avx2].compactMap { $0?.name }
+        if expected {
+            #expect(candidates.contains(DSPKernels.best.name))
+        } else {
+            #expect(DSPKernels.best.name == DSPKernels.portable.name)
+        }
+    }
+
+    @Test func theCalibrationTimesEveryCandidateWhenThereIsAChoice() {
+        let calibration = DSPKernels.calibration
+        let candidates = [DSPKernels.avx512, DSPKernels.avx2].compactMap { $0?.name }
+        #expect(calibration.chosen.name == DSPKernels.best.name)
+        if candidates.count > 1 {
+            #expect(calibration.timings.map(\.name) == candidates)
+            #expect(calibration.timings.allSatisfy { $0.nanoseconds > 0 })
+            #expect(calibration.costNanoseconds > 0)
+        } else {
+            #expect(calibration.timings.isEmpty)
+        }
+        #expect(calibration.summary.contains(calibration.chosen.name))
     }
 
     @Test func convertersUseTheKernelsTheyAreGiven() throws {
@@ -49,11 +73,53 @@ struct AVX2KernelTests {
 
     @Test(.enabled(if: avx2Available, "this CPU has no AVX2 + FMA"), arguments: ratePairs)
     func avx2KernelsMatchTheirReferenceBitForBit(inputRate: Double, outputRate: Double) throws {
-        let avx2 = try #require(DSPKernels.avx2)
         let input = Self.signal(rate: inputRate, frames: Int(inputRate * 0.2) + 13)
-        let fast = try ResamplerHarness.stream(BuiltInResampler(inputRate: inputRate, outputRate: outputRate, kernels: avx2), input, chunkSizes: [480])
         let reference = try ResamplerHarness.stream(BuiltInResampler(inputRate: inputRate, outputRate: outputRate, kernels: DSPKernels.fmaReference), input, chunkSizes: [input.count])
-        #expect(fast == reference)
+        for kernels in vectorSets {
+            for chunk in [480, 80] {
+                let fast = try ResamplerHarness.stream(BuiltInResampler(inputRate: inputRate, outputRate: outputRate, kernels: kernels), input, chunkSizes: [chunk])
+                #expect(fast == reference, "\(kernels.name), chunks of \(chunk)")
+            }
+        }
+    }
+
+    /// Every output count a kernel call may see (whole steps, a tail of one to four blocks, a
+    /// partial last vector) against the scalar references, for each C vector set.
+    @Test(.enabled(if: avx2Available, "this CPU has no AVX2 + FMA"))
+    func vectorKernelsMatchTheReferencesAtEveryCount() {
+        var generator = SplitMix64(seed: 31)
+        let x: [Float] = (0..<1200).map { _ in Float(generator.nextUnit() * 2 - 1) }
+        let taps: [Float] = (0..<96).map { _ in Float(generator.nextUnit() - 0.5) }
+        let splats = taps.map { SIMD4(repeating: $0) }
+        let classes = [
+            DecimatorTapClass(tapStart: 0, tapCount: 17, forwardStream: 1, forwardOffset: -20, backwardStream: 3, backwardOffset: 21),
+            DecimatorTapClass(tapStart: 17, tapCount: 16, forwardStream: 2, forwardOffset: -19, backwardStream: 2, backwardOffset: 20),
+            DecimatorTapClass(tapStart: 33, tapCount: 0, forwardStream: 3, forwardOffset: 0, backwardStream: 1, backwardOffset: 0),
+        ]
+        x.withUnsafeBufferPointer { xs in taps.withUnsafeBufferPointer { t in splats.withUnsafeBufferPointer { sp in classes.withUnsafeBufferPointer { c in
+            let base = xs.baseAddress!
+            let streams: [UnsafePointer<Float>] = [base + 100, base + 300, base + 500, base + 700]
+            streams.withUnsafeBufferPointer { s in
+                for count in 0...140 {
+                    var expected = [Float](repeating: .nan, count: 2 * count)
+                    DSPKernels.fmaReference.decimate(s.baseAddress!, c.baseAddress!, 3, t.baseAddress!, sp.baseAddress!, 0.3, &expected, count)
+                    var expectedPairs = [Float](repeating: .nan, count: 2 * count)
+                    DSPKernels.fmaReference.interpolate(base + 900, t.baseAddress!, t.baseAddress! + 40, sp.baseAddress!, sp.baseAddress!, 0.7, &expectedPairs, count)
+                    for kernels in vectorSets {
+                        var output = [Float](repeating: .nan, count: 2 * count)
+                        kernels.decimate(s.baseAddress!, c.baseAddress!, 3, t.baseAddress!, sp.baseAddress!, 0.3, &output, count)
+                        #expect(output.prefix(count) == expected.prefix(count), "\(kernels.name) decimate, \(count) outputs")
+                        let untouched = output.dropFirst(count).allSatisfy { $0.isNaN }
+                        #expect(untouched, "\(kernels.name) decimate wrote past \(count) outputs")
+                        var pairs = [Float](repeating: .nan, count: 2 * count + 32)
+                        kernels.interpolate(base + 900, t.baseAddress!, t.baseAddress! + 40, sp.baseAddress!, sp.baseAddress!, 0.7, &pairs, count)
+                        #expect(pairs.prefix(2 * count) == expectedPairs[...], "\(kernels.name) interpolate, \(count) inputs")
+                        let pairsUntouched = pairs.dropFirst(2 * count).allSatisfy { $0.isNaN }
+                        #expect(pairsUntouched, "\(kernels.name) interpolate wrote past \(count) inputs")
+                    }
+                }
+            }
+        } } } }
     }
 
     @Test(.enabled(if: avx2Available, "this CPU has no AVX2 + FMA"), arguments: ratePairs)
@@ -105,6 +171,35 @@ struct ConversionKernelTests {
                     #expect(peaks.input == floatPeak && peaks.output == Float(intPeak), "\(kernels.name)")
                 }
             }
+        }
+    }
+
+    @Test func everyKernelSetDownmixesStereoExactlyAsDownmixDoes() {
+        var generator = SplitMix64(seed: 23)
+        var floats: [Float] = (0..<2_006).map { _ in Float(generator.nextUnit() * 2.4 - 1.2) }
+        for (i, value) in [Float.nan, .infinity, -.infinity, 1, -1, 3e9, -3e9, -0.0, .leastNonzeroMagnitude, -.nan].enumerated() {
+            floats[37 * i + 5] = value
+            floats[floats.count - 1 - i] = value
+        }
+        let ints: [Int16] = (0..<2_006).map { _ in Int16(truncatingIfNeeded: generator.next()) } + [.min, .max, .min, .min, .max, .max]
+        for kernels in kernelSets {
+            for frames in [0, 1, 7, 8, 9, 17, 1_003] {
+                var expected = [Float](repeating: .nan, count: frames), output = expected
+                floats.withUnsafeBufferPointer { input in
+                    for f in 0..<frames { expected[f] = (input[2 * f].normalized + input[2 * f + 1].normalized) * 0.5 }
+                    kernels.downmixStereoFloat(input.baseAddress!, &output, frames)
+                }
+                #expect(output.map(\.bitPattern) == expected.map(\.bitPattern), "\(kernels.name), \(frames) Float32 frames")
+                ints.withUnsafeBufferPointer { input in
+                    for f in 0..<frames { expected[f] = (input[2 * f].normalized + input[2 * f + 1].normalized) * 0.5 }
+                    kernels.downmixStereoInt16(input.baseAddress!, &output, frames)
+                }
+                #expect(output.map(\.bitPattern) == expected.map(\.bitPattern), "\(kernels.name), \(frames) Int16 frames")
+            }
+            // The last frames, with the edge values, land in the scalar tail and in vector lanes.
+            var output = [Float](repeating: .nan, count: 1_003)
+            floats.withUnsafeBufferPointer { input in kernels.downmixStereoFloat(input.baseAddress! + 2, &output, 1_002) }
+            #expect(!output.prefix(1_002).contains { $0.isNaN || abs($0) > 1 }, "\(kernels.name)")
         }
     }
 

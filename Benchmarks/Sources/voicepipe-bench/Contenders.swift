@@ -43,9 +43,11 @@ struct ContenderSpec {
 
     /// Every contender in table order: VoicePipe, libsamplerate, soxr, speexdsp, the memcpy ceiling.
     static let all: [ContenderSpec] = {
-        // VoicePipe twice: with the AVX2 + FMA kernels where this CPU runs them, and with the
-        // portable Swift kernels every x86-64 build has.
+        // VoicePipe with each kernel set this CPU runs: AVX-512 and AVX2 + FMA where present (the
+        // calibration picks one of them as DSPKernels.best), and the portable Swift kernels every
+        // x86-64 build has.
         var kernelSets: [(String, DSPKernels)] = []
+        if let avx512 = DSPKernels.avx512 { kernelSets.append(("VoicePipe AVX-512", avx512)) }
         if let avx2 = DSPKernels.avx2 { kernelSets.append(("VoicePipe AVX2", avx2)) }
         kernelSets.append(("VoicePipe portable", .portable))
         var specs: [ContenderSpec] = kernelSets.map { name, kernels in

@@ -18,6 +18,8 @@ struct MachineInfo: Codable {
     var buildConfiguration: String
     /// VoicePipe's resampler kernels chosen at run time for this CPU.
     var voicepipeKernels: String = DSPKernels.best.name
+    /// How that set was chosen: the calibration's probe times and cost.
+    var voicepipeKernelCalibration: String = DSPKernels.calibration.summary
     var libraries: [String: String]
     var loadAverageStart: String
     var loadAverageEnd: String = ""

@@ -1,7 +1,7 @@
 /// The Markdown report: the same numbers as the JSON, as tables.
 enum Report {
     static func cpuFeatures(_ m: MachineInfo) -> String {
-        "CPU features detected (/proc/cpuinfo): avx2 \(m.avx2 ? "yes" : "no"), fma \(m.fma ? "yes" : "no"), avx512f \(m.avx512f ? "yes" : "no"); VoicePipe resampler kernels chosen at run time: \(m.voicepipeKernels)"
+        "CPU features detected (/proc/cpuinfo): avx2 \(m.avx2 ? "yes" : "no"), fma \(m.fma ? "yes" : "no"), avx512f \(m.avx512f ? "yes" : "no"); VoicePipe resampler kernels chosen at run time: \(m.voicepipeKernelCalibration)"
     }
 
     /// Table label of a throughput row: the contender, with a shortened signal said so.

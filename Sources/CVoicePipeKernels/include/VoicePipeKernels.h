@@ -57,6 +57,25 @@ void vp_interpolate_avx2(const float *x, const float *evenTaps, const float *odd
 intptr_t vp_polyphase_avx2(const float *origin, const float *table, intptr_t rowLength,
                            const vp_polyphase_walk *walk, vp_polyphase_position *position, float *output);
 
+/// CPU time of the calling thread in nanoseconds (CLOCK_THREAD_CPUTIME_ID), for the one-time
+/// calibration that chooses a kernel set; 0 where that clock is missing.
+int64_t vp_thread_cpu_nanoseconds(void);
+
+/// 1 when the AVX2 set runs and the CPU also has AVX-512 F with the mask and ZMM registers saved
+/// by the operating system (xgetbv), else 0.
+int vp_cpu_supports_avx512f(void);
+
+/// The decimate and interpolate kernels with sixteen lanes; bit for bit the AVX2 results.
+void vp_decimate_avx512(const float *_Nonnull const *_Nonnull streams, const vp_tap_class *classes, intptr_t factor,
+                        const float *taps, const void *splats, float centre, float *output, intptr_t count);
+void vp_interpolate_avx512(const float *x, const float *evenTaps, const float *oddTaps,
+                           const void *evenSplats, const void *oddSplats, float centre, float *output, intptr_t count);
+
+/// Interleaved stereo to mono, (L + R) / 2 of the normalised samples (Float32: NaN -> 0, clamped
+/// to ±1; Int16: x / 32768); exact, the same result as the scalar rule in any case.
+void vp_downmix_stereo_float_avx2(const float *input, float *output, intptr_t frames);
+void vp_downmix_stereo_int16_avx2(const int16_t *input, float *output, intptr_t frames);
+
 /// Float -> Int16 (x32768, nearest-even, saturate, NaN -> 0), with the peaks of input and output.
 /// Exact: the same result as the scalar rule in any case.
 void vp_convert_int16_avx2(const float *input, int16_t *output, intptr_t count, vp_conversion_peaks *peaks);

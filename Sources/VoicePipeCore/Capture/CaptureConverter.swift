@@ -69,6 +69,8 @@ public final class CaptureConverter {
     private let resampled: UnsafeMutablePointer<Float>
     private let resampledCapacity: Int
     private let assembler: FrameAssembler
+    /// The set whose stereo downmix kernels serve interleaved stereo input.
+    private let kernels: DSPKernels
     /// Input frames consumed in this stream.
     public private(set) var inputFrames = 0
     /// 16 kHz samples produced in this stream.
@@ -106,6 +108,7 @@ public final class CaptureConverter {
         }
         inputFormat = input
         self.options = options
+        self.kernels = kernels
         let frameLength = options.frameMilliseconds * Int(target) / 1000
         assembler = FrameAssembler(frameLength: frameLength, kernels: kernels)
         mono = .allocate(capacity: Self.blockFrames)
@@ -193,9 +196,18 @@ public final class CaptureConverter {
             outputSamples += producedTotal
         }
         let mode = options.downmix
+        // Interleaved stereo averaged (the usual capture format) goes through the kernel set's
+        // downmix, which computes exactly what Downmix does.
+        let stereoAverage = mode == .average && channels == 2 && frameStride == 2 && channelStride == 1
         while done < frames {
             let count = min(Self.blockFrames, frames - done)
-            Downmix.mono(base + done * frameStride, frames: count, channels: channels, frameStride: frameStride, channelStride: channelStride, mode: mode, into: mono)
+            if stereoAverage && T.self == Float.self {
+                kernels.downmixStereoFloat(UnsafeRawPointer(base + done * 2).assumingMemoryBound(to: Float.self), mono, count)
+            } else if stereoAverage && T.self == Int16.self {
+                kernels.downmixStereoInt16(UnsafeRawPointer(base + done * 2).assumingMemoryBound(to: Int16.self), mono, count)
+            } else {
+                Downmix.mono(base + done * frameStride, frames: count, channels: channels, frameStride: frameStride, channelStride: channelStride, mode: mode, into: mono)
+            }
             let produced: Int
             do {
                 produced = try resampler.process(UnsafeBufferPointer(start: mono, count: count), into: UnsafeMutableBufferPointer(start: resampled, count: resampledCapacity))

@@ -14,14 +14,16 @@ public typealias ConversionPeaks = CVoicePipeKernels.ConversionPeaks
 /// The inner loops of the built-in resampler and of the Float ↔ Int16 conversions with peak
 /// metering, as a value: a set of C-callable function pointers.
 ///
-/// There are two sets: ``portable`` (Swift SIMD for the x86-64 baseline, SSE2) and ``avx2`` (C
-/// compiled for AVX2 with FMA, present only when this CPU and its operating system run them).
-/// ``best`` is chosen once per process from the CPU (cpuid and xgetbv), so no package user ever
+/// There are three sets: ``portable`` (Swift SIMD for the x86-64 baseline, SSE2), ``avx2`` (C
+/// compiled for AVX2 with FMA) and ``avx512`` (the same C kernels with sixteen lanes), the last two
+/// present only when this CPU and its operating system run them. ``best`` is chosen once per
+/// process by ``calibration`` (the vector sets timed on a short probe), so no package user ever
 /// needs compiler flags; every converter takes its kernels as a parameter whose default is
 /// ``best``, and there is no process-wide setting to change. Each set is deterministic on its
-/// own: output never depends on how the input was cut into buffers. Different sets round
-/// differently (a fused multiply-add rounds once), so a stream keeps the kernels its resampler
-/// was built with. The Int16 conversions are exact in every set.
+/// own: output never depends on how the input was cut into buffers. The portable set rounds
+/// differently from the C sets (a fused multiply-add rounds once), so a stream keeps the kernels
+/// its resampler was built with; the AVX2 and AVX-512 sets give the same bits. The Int16
+/// conversions and the downmix are exact in every set.
 ///
 /// The decimate and interpolate kernels may finish a block with a full vector whose extra lanes
 /// are discarded, so they may read up to ``readSlack`` samples past the newest input the last
@@ -80,6 +82,17 @@ public struct DSPKernels: Sendable {
         _ input: UnsafePointer<Int16>, _ output: UnsafeMutablePointer<Float>, _ count: Int
     ) -> Void
 
+    /// Interleaved stereo Float32 to mono: (L + R) · 0.5 of the samples with NaN → 0 and clamped
+    /// to ±1, exactly as ``Downmix`` computes it.
+    public typealias DownmixStereoFloat = @convention(c) (
+        _ input: UnsafePointer<Float>, _ output: UnsafeMutablePointer<Float>, _ frames: Int
+    ) -> Void
+
+    /// Interleaved stereo Int16 to mono: (L / 32768 + R / 32768) · 0.5, exactly as ``Downmix``.
+    public typealias DownmixStereoInt16 = @convention(c) (
+        _ input: UnsafePointer<Int16>, _ output: UnsafeMutablePointer<Float>, _ frames: Int
+    ) -> Void
+
     /// A name for reports ("portable Swift (SSE2)", "AVX2 + FMA").
     public let name: String
     public let decimate: Decimate
@@ -87,11 +100,18 @@ public struct DSPKernels: Sendable {
     public let polyphase: Polyphase
     public let convertToInt16: ConvertToInt16
     public let convertToFloat: ConvertToFloat
+    public let downmixStereoFloat: DownmixStereoFloat
+    public let downmixStereoInt16: DownmixStereoInt16
     /// The polyphase kernel's vector width: table rows are padded with zero taps to a multiple.
     public let polyphaseRowMultiple: Int
 
-    public init(name: String, decimate: Decimate, interpolate: Interpolate, polyphase: Polyphase, convertToInt16: ConvertToInt16, convertToFloat: ConvertToFloat, polyphaseRowMultiple: Int) {
+    public init(name: String, decimate: Decimate, interpolate: Interpolate, polyphase: Polyphase, convertToInt16: ConvertToInt16, convertToFloat: ConvertToFloat,
+                downmixStereoFloat: DownmixStereoFloat = { input, output, frames in Downmix.stereoFloat(input, frames: frames, into: output) },
+                downmixStereoInt16: DownmixStereoInt16 = { input, output, frames in Downmix.stereoInt16(input, frames: frames, into: output) },
+                polyphaseRowMultiple: Int) {
         self.name = name
+        self.downmixStereoFloat = downmixStereoFloat
+        self.downmixStereoInt16 = downmixStereoInt16
         self.convertToFloat = convertToFloat
         self.polyphaseRowMultiple = polyphaseRowMultiple
         self.decimate = decimate
@@ -125,7 +145,17 @@ public struct DSPKernels: Sendable {
     /// The AVX2 + FMA kernels in C, when this CPU has those units and the operating system saves
     /// their registers; `nil` otherwise.
     public static let avx2: DSPKernels? = vp_cpu_supports_avx2_fma() != 0
-        ? DSPKernels(name: "AVX2 + FMA (C, chosen at run time)", decimate: vp_decimate_avx2, interpolate: vp_interpolate_avx2, polyphase: vp_polyphase_avx2, convertToInt16: vp_convert_int16_avx2, convertToFloat: vp_convert_float_avx2, polyphaseRowMultiple: 4)
+        ? DSPKernels(name: "AVX2 + FMA (C)", decimate: vp_decimate_avx2, interpolate: vp_interpolate_avx2, polyphase: vp_polyphase_avx2,
+                     convertToInt16: vp_convert_int16_avx2, convertToFloat: vp_convert_float_avx2,
+                     downmixStereoFloat: vp_downmix_stereo_float_avx2, downmixStereoInt16: vp_downmix_stereo_int16_avx2, polyphaseRowMultiple: 4)
+        : nil
+
+    /// The AVX2 set with sixteen-lane AVX-512 decimate and interpolate kernels (bit for bit the
+    /// AVX2 results), when this CPU and its operating system run AVX-512 F; `nil` otherwise.
+    public static let avx512: DSPKernels? = vp_cpu_supports_avx512f() != 0
+        ? DSPKernels(name: "AVX-512 + FMA (C)", decimate: vp_decimate_avx512, interpolate: vp_interpolate_avx512, polyphase: vp_polyphase_avx2,
+                     convertToInt16: vp_convert_int16_avx2, convertToFloat: vp_convert_float_avx2,
+                     downmixStereoFloat: vp_downmix_stereo_float_avx2, downmixStereoInt16: vp_downmix_stereo_int16_avx2, polyphaseRowMultiple: 4)
         : nil
 
     /// The plain C references of the AVX2 kernels: the same operations in the same order, one
@@ -136,7 +166,12 @@ public struct DSPKernels: Sendable {
         convertToInt16: DSPKernels.portable.convertToInt16, convertToFloat: DSPKernels.portable.convertToFloat,
         polyphaseRowMultiple: 4)
 
-    /// The fastest set this CPU runs (``avx2`` where available, else ``portable``), chosen once,
-    /// on first use; the default of every converter.
-    public static let best: DSPKernels = avx2 ?? portable
+    /// The fastest set this CPU runs, chosen once, on first use, by ``calibration``: the default of
+    /// every converter. ``portable`` where the CPU has no AVX2 and FMA.
+    public static var best: DSPKernels { calibration.chosen }
+
+    /// How ``best`` was chosen: measured, not read from feature bits, because a core that splits
+    /// 512-bit operations runs the AVX-512 set no faster than the AVX2 set while a full-width core
+    /// runs it up to twice as fast.
+    public static let calibration = KernelCalibration.run(candidates: [avx512, avx2].compactMap { $0 }, fallback: portable)
 }

@@ -1,0 +1,119 @@
+import CVoicePipeKernels
+
+/// How ``DSPKernels/best`` was chosen: every candidate set ran the same short probe of the
+/// resampler's inner loops, interleaved, and the fastest won (FFTW-style, once per process).
+///
+/// Feature bits cannot make this choice: a core that splits 512-bit operations in two (AMD Zen 4)
+/// runs the AVX-512 kernels no faster than the AVX2 ones, a full-width core up to twice as fast.
+/// The candidate sets compute the same bits, so the choice changes speed only.
+public struct KernelCalibration: Sendable {
+    /// One candidate's fastest probe, in nanoseconds of thread CPU time.
+    public struct Timing: Sendable, Hashable {
+        public let name: String
+        public let nanoseconds: Int64
+    }
+
+    /// The set chosen.
+    public let chosen: DSPKernels
+    /// Each candidate's fastest probe (empty when there was nothing to choose between).
+    public let timings: [Timing]
+    /// Thread CPU time the calibration took, nanoseconds.
+    public let costNanoseconds: Int64
+
+    /// One line for reports: what was chosen, the probe times and the cost.
+    public var summary: String {
+        if timings.isEmpty { return "\(chosen.name) (the only candidate; no calibration)" }
+        let probes = timings.map { "\($0.name) \($0.nanoseconds) ns" }.joined(separator: ", ")
+        return "\(chosen.name), by calibration (fastest probe: \(probes); calibration took \(Double(costNanoseconds) / 1e6) ms of CPU)"
+    }
+
+    /// A wider set must beat the next candidate by this fraction to be chosen: ties go to the later
+    /// (narrower) candidate, which keeps clock speeds steady on cores that slow down for 512-bit work.
+    static let margin = 0.03
+
+    /// Times `candidates` (widest first) on the probe and returns the fastest; `fallback` when
+    /// there are none.
+    static func run(candidates: [DSPKernels], fallback: DSPKernels) -> KernelCalibration {
+        guard candidates.count > 1 else {
+            return KernelCalibration(chosen: candidates.first ?? fallback, timings: [], costNanoseconds: 0)
+        }
+        let start = vp_thread_cpu_nanoseconds()
+        let probe = Probe()
+        defer { probe.deallocate() }
+        // Warm up every set (a wide unit may start slowly), then rounds in alternating order.
+        for kernels in candidates {
+            for _ in 0..<16 { probe.run(kernels) }
+        }
+        var fastest = [Int64](repeating: .max, count: candidates.count)
+        for round in 0..<12 {
+            var k = 0
+            while k < candidates.count {
+                let index = round % 2 == 0 ? k : candidates.count - 1 - k
+                let before = vp_thread_cpu_nanoseconds()
+                for _ in 0..<4 { probe.run(candidates[index]) }
+                fastest[index] = min(fastest[index], (vp_thread_cpu_nanoseconds() - before) / 4)
+                k += 1
+            }
+        }
+        var choice = candidates.count - 1
+        var index = candidates.count - 2
+        while index >= 0 {
+            if Double(fastest[index]) < Double(fastest[choice]) * (1 - margin) { choice = index }
+            index -= 1
+        }
+        let timings = zip(candidates, fastest).map { Timing(name: $0.0.name, nanoseconds: $0.1) }
+        return KernelCalibration(chosen: candidates[choice], timings: timings, costNanoseconds: vp_thread_cpu_nanoseconds() - start)
+    }
+
+    /// A few microseconds of the converters' inner loops at their 10 ms sizes: the 2:1 and 2/3
+    /// decimators and the 1:2 interpolator, on fixed pseudo-random data.
+    private final class Probe {
+        static let samples = 4096
+        let x: UnsafeMutablePointer<Float>
+        let taps: UnsafeMutablePointer<Float>
+        /// The taps splatted across four lanes, as the portable decimator takes them.
+        let splats: UnsafeMutablePointer<SIMD4<Float>>
+        let output: UnsafeMutablePointer<Float>
+        let streams: UnsafeMutablePointer<UnsafePointer<Float>>
+        let classes: UnsafeMutablePointer<DecimatorTapClass>
+
+        init() {
+            x = .allocate(capacity: Self.samples)
+            var state: UInt32 = 12345
+            for i in 0..<Self.samples {
+                state = state &* 1_664_525 &+ 1_013_904_223
+                x[i] = Float(state >> 8) / Float(1 << 24) - 0.5
+            }
+            taps = .allocate(capacity: 96)
+            for i in 0..<96 { taps[i] = Float((i * 37) % 97) / 970 }
+            splats = .allocate(capacity: 96)
+            for i in 0..<96 { (splats + i).initialize(to: SIMD4(repeating: taps[i])) }
+            output = .allocate(capacity: 1024)
+            streams = .allocate(capacity: 4)
+            for r in 0..<4 { (streams + r).initialize(to: UnsafePointer(x + 600 + 700 * r)) }
+            classes = .allocate(capacity: 5)
+            // Factor 2 (classes 0-1, 32 taps each) and factor 3 (classes 2-4, 16 taps each).
+            classes.initialize(to: DecimatorTapClass(tapStart: 0, tapCount: 32, forwardStream: 1, forwardOffset: -40, backwardStream: 2, backwardOffset: 40))
+            (classes + 1).initialize(to: DecimatorTapClass(tapStart: 32, tapCount: 32, forwardStream: 2, forwardOffset: -40, backwardStream: 1, backwardOffset: 39))
+            for s in 0..<3 {
+                (classes + 2 + s).initialize(to: DecimatorTapClass(tapStart: 16 * s, tapCount: 16, forwardStream: 1 + s, forwardOffset: -30, backwardStream: 3 - s, backwardOffset: 30))
+            }
+        }
+
+        func deallocate() {
+            x.deallocate()
+            taps.deallocate()
+            splats.deallocate()
+            output.deallocate()
+            streams.deallocate()
+            classes.deallocate()
+        }
+
+        func run(_ kernels: DSPKernels) {
+            kernels.decimate(streams, classes, 2, taps, UnsafeRawPointer(splats), 0.25, output, 160)
+            kernels.decimate(streams, classes + 2, 3, taps, UnsafeRawPointer(splats), 0.25, output, 80)
+            kernels.decimate(streams, classes + 2, 3, taps, UnsafeRawPointer(splats), 0.25, output, 80)
+            kernels.interpolate(UnsafePointer(x + 2000), taps, taps + 32, UnsafeRawPointer(splats), UnsafeRawPointer(splats), 0.5, output, 240)
+        }
+    }
+}
