@@ -156,6 +156,9 @@ extension SessionDriverTests {
         let running = Running(options: options)
         #expect(running.waitForMessages(2))
         #expect(running.received == [.sessionStart(sessionId: "s-1", context: ["persona": .string("Dana"), "vehicle": .string("2022 Model Y")]), .textInput(text: "is my battery ok?")])
+        // The runtime can read the text before the driver has published the state it led to
+        // (a window ThreadSanitizer's slowdown widened until the test saw "Connecting").
+        #expect(waitUntil { running.driver.snapshot.stateLine.hasPrefix("Thinking") })
         let line = running.driver.snapshot.stateLine
         #expect(line == "Thinking — Dana · 2022 Model Y — audio unavailable: \(why); text only")
         #expect(why.contains("0 Hz"))
