@@ -207,6 +207,9 @@ private final class Connection: Sendable {
         }
         finished.store(true, ordering: .releasing)
         inbox.retire()
+        // Events held back while paused (the close among them) go to the retired inbox, after
+        // which the transport lets go of its handler, and with it of this connection.
+        transport.resumeReceiving()
     }
 }
 
