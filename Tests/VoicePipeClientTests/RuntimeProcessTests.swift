@@ -136,6 +136,19 @@ struct RuntimeProcessTests {
         #expect(Self.isGone(transport.process?.pid))
     }
 
+    /// A signal ignored here would stay ignored in the runtime across exec; the runtime starts
+    /// with the default action for SIGTERM whatever this process does with it.
+    @Test func aRuntimeStartedWhileThisProcessIgnoresSIGTERMStillStopsOnIt() async {
+        let transport = JSONLinesTransport.launching("sleep 100", standardError: .keepTail(bytes: 4_096), exitGrace: 0.2, terminationGrace: 2)
+        let previous = signal(SIGTERM, SIG_IGN)
+        transport.open()
+        signal(SIGTERM, previous)
+        #expect(await TransportTesting.events(of: transport, until: { $0 == .opened }) == [.opened])
+        transport.close()
+        #expect(transport.process?.waitForTermination(seconds: 5) == .killed(signal: SIGTERM))
+        #expect(await TransportTesting.events(of: transport) == [.closed(.closedByClient)])
+    }
+
     @Test func closeKillsARuntimeThatIgnoresSIGTERM() async {
         let transport = JSONLinesTransport.launching("trap '' TERM; echo '{\"ready\":true}'; sleep 100", standardError: .keepTail(bytes: 4_096),
                                                      exitGrace: 0.1, terminationGrace: 0.2)

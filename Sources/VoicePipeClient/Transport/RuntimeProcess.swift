@@ -145,9 +145,11 @@ public final class RuntimeProcess: Sendable {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
+        // A signal this process ignores stays ignored across exec: the runtime starts with the
+        // default action for the ones it is stopped or interrupted with, whatever its host ignores.
         var defaultSignals = sigset_t()
         sigemptyset(&defaultSignals)
-        sigaddset(&defaultSignals, SIGPIPE)
+        for number in [SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGQUIT] { sigaddset(&defaultSignals, number) }
         var noSignalsBlocked = sigset_t()
         sigemptyset(&noSignalsBlocked)
         posix_spawnattr_setsigdefault(&attributes, &defaultSignals)
