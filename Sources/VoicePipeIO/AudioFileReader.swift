@@ -38,6 +38,8 @@ public final class AudioFileReader {
 
     /// The libsndfile handle; it owns the file descriptor.
     private let handle: OpaquePointer
+    /// The bytes a reader opened from memory reads; the handle points at them.
+    private let memory: MemoryAudioBytes?
     /// Set once the end was reached cleanly; further reads return 0.
     private var reachedEnd = false
     /// A truncation or read error found after frames were delivered; thrown by every later read.
@@ -69,8 +71,15 @@ public final class AudioFileReader {
     /// Opens an audio file whose header describes its format.
     /// - Throws: ``AudioFileError/unusableFormat(path:_:)`` for a header that says 0 Hz or 0 channels,
     ///   and the errors of ``inspect(path:)``.
-    public init(path: String) throws(AudioFileError) {
-        switch try Self.openFile(path: path, use: .stream(headerless: false)) {
+    public convenience init(path: String) throws(AudioFileError) {
+        let descriptor = try POSIXFile.openForReading(path, use: .stream(headerless: false))
+        try self.init(opening: .descriptor(descriptor), path: path, keeping: nil)
+    }
+
+    /// Opens a source whose header describes its format; `memory`, if any, lives as long as the handle.
+    private init(opening source: ByteSource, path: String, keeping memory: MemoryAudioBytes?) throws(AudioFileError) {
+        self.memory = memory
+        switch try Self.open(source, path: path) {
         case .refusedHeader(_, let rejection):
             throw .unusableFormat(path: path, rejection)
         case .opened(let handle, let info, let streamEnd):
@@ -129,6 +138,7 @@ public final class AudioFileReader {
         case .success(let handle):
             let sndFormat = SndFileFormat(major: major, subtype: subtype)
             self.handle = handle
+            self.memory = nil
             self.format = validated
             self.streamEnd = .unknown
             self.info = AudioFileInfo(
@@ -136,6 +146,17 @@ public final class AudioFileReader {
                 frameCount: Self.knownFrameCount(request.frames), declaredFrameCount: nil,
                 frameCountIsExact: Self.knownFrameCount(request.frames) != nil)
         }
+    }
+
+    /// Opens an audio file held in memory (a WAV received over the network, say), read through
+    /// libsndfile's virtual I/O exactly as the same bytes would be read from a file.
+    /// - Parameters:
+    ///   - bytes: the whole file, header included.
+    ///   - name: what errors and ``info`` call it, in place of a path.
+    /// - Throws: the errors of ``init(path:)`` except the file-system ones.
+    public convenience init(bytes: [UInt8], name: String = "audio data") throws(AudioFileError) {
+        let memory = MemoryAudioBytes(bytes)
+        try self.init(opening: .memory(memory), path: name, keeping: memory)
     }
 
     deinit {
@@ -283,15 +304,42 @@ public final class AudioFileReader {
     /// Opens `path`, probes its header and asks libsndfile to open it, turning every failure into an
     /// ``AudioFileError`` except a header the guard refuses, which comes back as data.
     private static func openFile(path: String, use: SystemFile.StandardInputUse) throws(AudioFileError) -> OpenOutcome {
-        let descriptor = try POSIXFile.openForReading(path, use: use)
-        let isRegular = POSIXFile.isRegularFile(descriptor)
-        let probe = isRegular ? AudioHeaderProbe.probe(POSIXFile.byteReader(descriptor)) : nil
-        let size = POSIXFile.size(descriptor)
-        let streamEnd = isRegular ? size.map { StreamEndProbe.probe(POSIXFile.byteReader(descriptor), size: $0) } ?? .unknown : .unknown
-        let statesMPEGLength = isRegular && MPEGLengthProbe.statesFrameCount(POSIXFile.byteReader(descriptor))
+        try open(.descriptor(try POSIXFile.openForReading(path, use: use)), path: path)
+    }
+
+    /// Where a reader's bytes come from.
+    private enum ByteSource {
+        /// An open file, pipe or device; libsndfile takes the descriptor over.
+        case descriptor(Int32)
+        /// Bytes in memory, which the reader keeps alive beside the handle.
+        case memory(MemoryAudioBytes)
+    }
+
+    /// Probes the source's header and asks libsndfile to open it; `path` names it in errors and info.
+    private static func open(_ source: ByteSource, path: String) throws(AudioFileError) -> OpenOutcome {
+        let isRegular: Bool
+        let size: Int?
+        let bytes: AudioHeaderProbe.ByteReader
+        switch source {
+        case .descriptor(let descriptor):
+            isRegular = POSIXFile.isRegularFile(descriptor)
+            size = POSIXFile.size(descriptor)
+            bytes = POSIXFile.byteReader(descriptor)
+        case .memory(let memory):
+            isRegular = true
+            size = memory.bytes.count
+            bytes = memory.byteReader
+        }
+        let probe = isRegular ? AudioHeaderProbe.probe(bytes) : nil
+        let streamEnd = isRegular ? size.map { StreamEndProbe.probe(bytes, size: $0) } ?? .unknown : .unknown
+        let statesMPEGLength = isRegular && MPEGLengthProbe.statesFrameCount(bytes)
 
         var sfInfo = SF_INFO()
-        switch SndFile.open(consuming: descriptor, mode: Int32(SFM_READ), info: &sfInfo) {
+        let opened = switch source {
+        case .descriptor(let descriptor): SndFile.open(consuming: descriptor, mode: Int32(SFM_READ), info: &sfInfo)
+        case .memory(let memory): SndFile.open(reading: memory, info: &sfInfo)
+        }
+        switch opened {
         case .failure(let failure):
             if let probe {
                 let info = refusedHeaderInfo(path: path, probe: probe)

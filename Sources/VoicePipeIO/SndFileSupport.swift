@@ -162,11 +162,26 @@ enum SndFile {
     /// only contract that is safe whichever way a libsndfile version behaves.
     /// - Returns: the `SNDFILE*`, with `info` filled in (read) or as given (write).
     static func open(consuming descriptor: Int32, mode: Int32, info: inout SF_INFO) -> Result<OpaquePointer, SndFileFailure> {
+        open(info: &info) { request in sf_open_fd(descriptor, mode, request, Int32(SF_TRUE)) }
+    }
+
+    /// Opens bytes in memory for reading through libsndfile's virtual I/O. `memory` must outlive
+    /// the handle: libsndfile reads through an unretained pointer to it.
+    static func open(reading memory: MemoryAudioBytes, info: inout SF_INFO) -> Result<OpaquePointer, SndFileFailure> {
+        var callbacks = MemoryAudioBytes.callbacks
+        let context = UInt(bitPattern: memory.context)
+        return open(info: &info) { request in
+            sf_open_virtual(&callbacks, Int32(SFM_READ), request, UnsafeMutableRawPointer(bitPattern: context))
+        }
+    }
+
+    /// Runs one libsndfile open call under the lock, reading its error before another open can replace it.
+    private static func open(info: inout SF_INFO, _ call: (UnsafeMutablePointer<SF_INFO>) -> OpaquePointer?) -> Result<OpaquePointer, SndFileFailure> {
         var request = info
         // The handle crosses the lock as a raw address: OpaquePointer is not Sendable.
         let opened = openLock.withLock { _ -> Result<UInt, SndFileFailure> in
             errno = 0
-            guard let handle = sf_open_fd(descriptor, mode, &request, Int32(SF_TRUE)) else {
+            guard let handle = call(&request) else {
                 let systemErrno = errno
                 return .failure(SndFileFailure(sf_error(nil), message: String(cString: sf_strerror(nil)), systemErrno: systemErrno))
             }
