@@ -1,8 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import FuzzSupport
 import VoicePipeCore
 import VoicePipeIO
@@ -10,30 +5,6 @@ import VoicePipeIO
 @_cdecl("fuzz_audio_file_main")
 func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
     runFuzzer(argc, argv, fuzz)
-}
-
-/// One unlinked temporary file for the whole run, rewritten with each input and opened by the
-/// reader through /proc/self/fd, as `voicepipe` opens a spooled standard input.
-nonisolated(unsafe) var scratch: Int32 = -1
-
-/// The input's bytes as the content of the scratch file; its path, or nil if it cannot be written.
-func writeScratch(_ bytes: UnsafeRawBufferPointer) -> String? {
-    if scratch < 0 {
-        do throws(SystemFileError) {
-            scratch = try SystemFile.temporaryFile()
-        } catch {
-            return nil
-        }
-    }
-    guard ftruncate(scratch, 0) == 0 else { return nil }
-    var written = 0
-    while written < bytes.count {
-        guard let base = bytes.baseAddress else { return nil }
-        let count = pwrite(scratch, base + written, bytes.count - written, off_t(written))
-        guard count > 0 else { return nil }
-        written += count
-    }
-    return "/proc/self/fd/\(scratch)"
 }
 
 /// Converters by input format, reset and reused across inputs (the capture-converter target
@@ -53,7 +24,8 @@ func converter(for format: ValidatedFormat) throws -> CaptureConverter {
 }
 
 /// Arbitrary bytes as an audio file (libsndfile recognises the container from the bytes: WAV,
-/// AIFF, FLAC, Ogg, CAF, AU, MP3, …) read by `AudioFileReader` and converted by
+/// AIFF, FLAC, Ogg, CAF, AU, MP3, …) read from memory by `AudioFileReader` through libsndfile's
+/// virtual I/O (a regular file differs only in where the bytes come from) and converted by
 /// `CaptureConverter.convert(_:)`, as `voicepipe convert` does. Properties: every failure is a
 /// typed `AudioFileError` or `CaptureConverterError` (a trap is a crash); when the conversion
 /// ends, the 16 kHz samples delivered are exactly the rational length of the frames read
@@ -63,9 +35,9 @@ func converter(for format: ValidatedFormat) throws -> CaptureConverter {
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var input = FuzzInput(data, size)
-    guard let path = writeScratch(input.remaining()) else { return 0 }
+    let bytes = Array(input.remaining())
     do {
-        let reader = try AudioFileReader(path: path)
+        let reader = try AudioFileReader(bytes: bytes, name: "input")
         let converter = try converter(for: reader.format)
         var produced = 0
         var nextIndex = 0
@@ -81,7 +53,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         if case .truncated(let framesRead, _) = ending {
             fuzzRequire(framesRead == reader.framesRead, "truncated after \(framesRead) frames but \(reader.framesRead) were read")
         }
-        let length = try AudioFileReader(path: path).measureLength()
+        let length = try AudioFileReader(bytes: bytes, name: "input").measureLength()
         fuzzRequire(length.frames == reader.framesRead, "measureLength found \(length.frames) frames, conversion read \(reader.framesRead)")
     } catch is AudioFileError {
     } catch is CaptureConverterError {
