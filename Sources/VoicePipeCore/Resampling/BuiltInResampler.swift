@@ -5,6 +5,8 @@ protocol ResamplingStage: AnyObject {
     /// The most outputs one call with `count` inputs can write.
     func maxOutput(forInput count: Int) -> Int
     func reset()
+    /// The filter arithmetic of one output of this stage, averaged over its phases.
+    var arithmeticPerOutput: ResamplerArithmetic { get }
 }
 
 extension SharpStage: ResamplingStage {}
@@ -42,6 +44,8 @@ public final class BuiltInResampler: Resampler {
     public let latency: Double
     /// The inner loops this resampler runs.
     public let kernels: DSPKernels
+    /// The filter arithmetic of one output frame, over the whole chain of stages.
+    public let arithmetic: ResamplerArithmetic
 
     /// Input frames processed per internal block; bounds every internal buffer.
     private static let blockFrames = 1024
@@ -69,7 +73,9 @@ public final class BuiltInResampler: Resampler {
         var latency = 0.0
         var capacity = block
         var capacities = [Int]()
-        func add(_ stage: any ResamplingStage, lookahead seconds: Double) {
+        var arithmetic = ResamplerArithmetic.none
+        func add(_ stage: any ResamplingStage, lookahead seconds: Double, outputRate stageOutputRate: Double) {
+            arithmetic = arithmetic + stage.arithmeticPerOutput.scaled(by: stageOutputRate / outputRate)
             capacity = stage.maxOutput(forInput: capacity)
             capacities.append(capacity)
             stages.append(stage)
@@ -99,28 +105,29 @@ public final class BuiltInResampler: Resampler {
             if factor == 3 || factor == 2 {
                 for _ in 0..<halfBands {
                     let halfBand = SharpStage(taps: SharpFilter.halfBand(rate: rate, band: outputRate / 2), up: 1, down: 2, maxInputBlock: capacity, kernels: kernels)
-                    add(halfBand, lookahead: halfBand.lookahead / rate)
+                    add(halfBand, lookahead: halfBand.lookahead / rate, outputRate: rate / 2)
                     rate /= 2
                 }
             } else {
                 let wide = try PolyphaseStage(inputRate: inputRate, outputRate: 2 * outputRate, lowerRate: outputRate, maxInputBlock: capacity, kernels: kernels)
-                add(wide, lookahead: Double(wide.lookahead) / inputRate)
+                add(wide, lookahead: Double(wide.lookahead) / inputRate, outputRate: 2 * outputRate)
                 rate = 2 * outputRate
                 factor = 2
             }
             let sharp = factor == 3
                 ? SharpStage(taps: try sharpTaps(3), up: 2, down: 3, maxInputBlock: capacity, kernels: kernels)
                 : SharpStage(taps: try sharpTaps(2), up: 1, down: 2, maxInputBlock: capacity, kernels: kernels)
-            add(sharp, lookahead: sharp.lookahead / rate)
+            add(sharp, lookahead: sharp.lookahead / rate, outputRate: outputRate)
         } else {
             let interpolator = try DoubleRateInterpolator(maxInputBlock: capacity, kernels: kernels)
-            add(interpolator, lookahead: Double(DoubleRateInterpolator.lookahead) / inputRate)
+            add(interpolator, lookahead: Double(DoubleRateInterpolator.lookahead) / inputRate, outputRate: 2 * inputRate)
             if ratio.up != ratio.down * 2 {
                 let wide = try PolyphaseStage(inputRate: 2 * inputRate, outputRate: outputRate, lowerRate: inputRate, maxInputBlock: capacity, kernels: kernels)
-                add(wide, lookahead: Double(wide.lookahead) / (2 * inputRate))
+                add(wide, lookahead: Double(wide.lookahead) / (2 * inputRate), outputRate: outputRate)
             }
         }
         self.stages = stages
+        self.arithmetic = arithmetic
         self.capacities = capacities
         self.latency = latency
         buffers = capacities.dropLast().map { UnsafeMutablePointer<Float>.allocate(capacity: $0) }

@@ -53,6 +53,12 @@ final class DoubleRateInterpolator {
 
     func maxOutput(forInput count: Int) -> Int { 2 * count + 2 }
 
+    /// Per pair of outputs: the even one folds 32 tap pairs and multiplies the centre, the odd one
+    /// folds 32 tap pairs.
+    var arithmeticPerOutput: ResamplerArithmetic {
+        ResamplerArithmetic(multiplyAdds: (65 + 64) / 2, executedMultiplyAdds: (33 + 32) / 2)
+    }
+
     /// Consumes all of `input`, writes every output pair now complete, returns how many outputs.
     func process(_ input: UnsafeBufferPointer<Float>, into output: UnsafeMutablePointer<Float>) -> Int {
         history.append(input)

@@ -107,6 +107,12 @@ final class PolyphaseStage {
         (count * ratio.up + ratio.down - 1) / ratio.down + 2
     }
 
+    /// A row's taps; an interpolated row also costs one multiply-add a tap to build.
+    var arithmeticPerOutput: ResamplerArithmetic {
+        let rowBuilding = slopes == nil ? 0 : Double(paddedTaps)
+        return ResamplerArithmetic(multiplyAdds: Double(taps), executedMultiplyAdds: Double(paddedTaps) + rowBuilding)
+    }
+
     func process(_ input: UnsafeBufferPointer<Float>, into output: UnsafeMutablePointer<Float>) -> Int {
         history.append(input)
         // The loop works on locals: stored properties of a class would be reloaded, stored and

@@ -125,6 +125,17 @@ final class SharpStage {
         scratch.deallocate()
     }
 
+    var arithmeticPerOutput: ResamplerArithmetic {
+        var total = ResamplerArithmetic.none
+        for phase in phases {
+            let folded = (0..<down).reduce(0) { $0 + phase.classes[$1].tapCount }
+            let centre = phase.centreTap == 0 ? 0 : 1
+            // The kernel multiplies the centre sample even when its tap is 0.
+            total = total + ResamplerArithmetic(multiplyAdds: Double(2 * folded + centre), executedMultiplyAdds: Double(folded + 1))
+        }
+        return total.scaled(by: 1 / Double(phases.count))
+    }
+
     func reset() {
         var r = 0
         while r < down {
