@@ -19,6 +19,8 @@ let package = Package(
         // The root package's allocation counter (it interposes malloc, so the root offers it as no
         // product): Sources/CBenchAllocationCounter is a link to ../../Sources/CAllocationCounter.
         .target(name: "CBenchAllocationCounter"),
+        // Independent FMA chains: the core's multiply-add peak the resampler's arithmetic is set against.
+        .target(name: "CBenchFMAPeak"),
         // malloc.h's mallinfo2, for the heap a decoded hostile message holds.
         .systemLibrary(name: "CBenchMalloc"),
 
@@ -30,7 +32,7 @@ let package = Package(
                 // Signal generators and tone fits: the tests' own maths.
                 .product(name: "VoicePipeTestSupport", package: "VoicePipe"),
                 .product(name: "VoicePipeSession", package: "VoicePipe"),
-                "CSoxr", "CSpeexDSP", "CBenchSampleRate", "CBenchAllocationCounter", "CBenchMalloc",
+                "CSoxr", "CSpeexDSP", "CBenchSampleRate", "CBenchAllocationCounter", "CBenchMalloc", "CBenchFMAPeak",
             ],
             // Swift 6 mode rejects plain references to C globals (stdout, stderr) and top-level
             // benchmark state; the benchmark is single-threaded, so language mode 5 is enough.

@@ -19,6 +19,9 @@ struct RunResults: Codable {
     var settings: Settings
     var machine: MachineInfo
     var throughput: [ThroughputRow] = []
+    /// The core's measured multiply-add peak, and VoicePipe's throughput cells set against it.
+    var fmaPeak: FMAPeak?
+    var arithmetic: [String: CellArithmetic] = [:]
     var allocations: [AllocationRow] = []
     var kernels: [KernelRow] = []
     var endToEnd: EndToEndResult?

@@ -107,6 +107,34 @@ enum Report {
             }
             line()
         }
+        arithmetic(r, &out)
+    }
+
+    /// VoicePipe's cells as multiply-adds per second against the core's measured FMA peak.
+    static func arithmetic(_ r: RunResults, _ out: inout String) {
+        func line(_ s: String = "") { out += s + "\n" }
+        guard let peak = r.fmaPeak, !r.arithmetic.isEmpty else { return }
+        func rate(_ value: Double?) -> String { value.map { Format.significant($0 / 1e9) + " G" } ?? "–" }
+        line("### Arithmetic against the core's FMA peak")
+        line()
+        line("**MACs** = filter taps applied per output frame by the built-in resampler's chain for the workload's rates; **executed** = lane multiply-adds its kernels run per output frame (a symmetric stage adds the two samples that share a tap, then one FMA; polyphase rows are padded to whole vectors). Each cell: executed lane-FMAs per CPU second at the cell's median speed, over the whole converter's time, and its share of the peak. **Peak** measured in this run with twelve independent FMA chains (fastest of seven): AVX2 \(rate(peak.avx2)) lane-FMA/s, AVX-512 \(rate(peak.avx512)) lane-FMA/s; the share is of the larger.")
+        line()
+        line("| workload | kernels | MACs / output | executed / output | 10 ms | 20 ms | 100 ms |")
+        line("|---|---|---:|---:|---:|---:|---:|")
+        for workload in Workload.all {
+            let rows = r.throughput.filter { $0.workload == workload.id && r.arithmetic[$0.name] != nil }
+            var seen: [String] = []
+            for row in rows where !seen.contains(row.contender) {
+                seen.append(row.contender)
+                let cells = Workload.chunkMilliseconds.map { ms in rows.first { $0.contender == row.contender && $0.chunkMilliseconds == ms }.flatMap { r.arithmetic[$0.name] } }
+                guard let any = cells.compactMap({ $0 }).first else { continue }
+                let shown = cells.map { cell in
+                    cell.map { "\(rate($0.laneFMAsPerSecond)) (\($0.fractionOfPeak.map { Format.fixed($0 * 100, 0) } ?? "–") %)" } ?? "–"
+                }
+                line("| \(workload.id) | \(row.contender.replacingOccurrences(of: "VoicePipe ", with: "")) | \(Format.trimmed(any.multiplyAddsPerOutput)) | \(Format.trimmed(any.executedPerOutput)) | \(shown.joined(separator: " | ")) |")
+            }
+        }
+        line()
     }
 
     static func allocations(_ r: RunResults, _ out: inout String) {

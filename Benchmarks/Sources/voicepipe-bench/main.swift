@@ -53,6 +53,10 @@ section("throughput") {
     guard !benchmark.cells.isEmpty else { return }
     benchmark.run(schedule, progress: progress)
     results.throughput = benchmark.rows()
+    progress.say("arithmetic: measuring the FMA peak")
+    let peak = FMAPeak.measure(machine)
+    results.fmaPeak = peak
+    results.arithmetic = CellArithmetic.of(results.throughput, peak: peak)
     progress.say("allocations: counting per chunk")
     results.allocations = benchmark.allocations(maxChunks: options.allocationChunks)
 }
