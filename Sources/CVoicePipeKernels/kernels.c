@@ -114,6 +114,11 @@ static inline int16_t to_int16(float x) {
 
 #define VP_AVX2 __attribute__((target("avx2,fma")))
 
+/// Unrolls a loop over a kernel's accumulator blocks completely, so the accumulators stay in
+/// registers: a loop left rolled keeps them on the stack, and every multiply-add's result then
+/// makes a round trip through memory on its dependency chain (13 % of the 48 kHz capture's time).
+#define VP_UNROLL _Pragma("clang loop unroll(full)")
+
 /// A mask selecting the first `lanes` (0 … 8) of eight.
 VP_AVX2 static inline __m256i lane_mask(intptr_t lanes) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)lanes), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
@@ -163,6 +168,7 @@ VP_AVX2 __attribute__((always_inline)) static inline void decimate_blocks(const 
                                                                           intptr_t factor, const float *taps, __m256 centreTap, float *output,
                                                                           intptr_t n, int blocks, intptr_t outputs) {
     __m256 a[4];
+    VP_UNROLL
     for (int b = 0; b < blocks; b++) a[b] = _mm256_mul_ps(centreTap, _mm256_loadu_ps(streams[0] + n + 8 * b));
     for (intptr_t s = 0; s < factor; s++) {
         const vp_tap_class *c = classes + s;
@@ -173,6 +179,7 @@ VP_AVX2 __attribute__((always_inline)) static inline void decimate_blocks(const 
         for (; j + 8 <= c->tapCount; j += 8) {
             __m256 tap[8];
             for (int k = 0; k < 8; k++) tap[k] = _mm256_broadcast_ss(t + j + k);
+            VP_UNROLL
             for (int b = 0; b < blocks; b++) {
                 const float *f = forward + j + 8 * b, *g = backward - j + 8 * b;
                 const __m256 x = _mm256_loadu_ps(f), y = _mm256_loadu_ps(f + 8);
@@ -189,11 +196,13 @@ VP_AVX2 __attribute__((always_inline)) static inline void decimate_blocks(const 
         }
         for (; j < c->tapCount; j++) {
             const __m256 tap = _mm256_broadcast_ss(t + j);
+            VP_UNROLL
             for (int b = 0; b < blocks; b++) {
                 a[b] = _mm256_fmadd_ps(tap, _mm256_add_ps(_mm256_loadu_ps(forward + j + 8 * b), _mm256_loadu_ps(backward - j + 8 * b)), a[b]);
             }
         }
     }
+    VP_UNROLL
     for (int b = 0; b < blocks; b++) {
         if (outputs >= 8 * b + 8) {
             _mm256_storeu_ps(output + n + 8 * b, a[b]);
