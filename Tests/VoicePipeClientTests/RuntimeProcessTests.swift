@@ -7,6 +7,11 @@ import VoicePipeTestSupport
 
 /// A runtime started as `/bin/sh -c COMMAND`: messages both ways through its standard streams,
 /// a close reason that says how it ended, and no process left behind, reaped or not.
+///
+/// A runtime that must be stopped runs `sleep 600`: long enough that it cannot end by itself while
+/// a test waits for a thread. On two cores the whole suite's synchronous CLI tests can hold both
+/// of Swift's cooperative threads for about 100 s, and a `sleep 100` then ended on its own before
+/// the test got to close it (three tests failed that way under load).
 struct RuntimeProcessTests {
     /// True when nothing is left of the runtime: the shell reaped (no zombie of ours) and no
     /// process of its group (what the shell started) running. A grandchild that has just exited
@@ -123,7 +128,7 @@ struct RuntimeProcessTests {
     }
 
     @Test func closeStopsARuntimeThatIgnoresTheEndOfItsInputWithSIGTERMAfterTheGrace() async {
-        let transport = JSONLinesTransport.launching("sleep 100", standardError: .keepTail(bytes: 4_096), exitGrace: 0.2, terminationGrace: 2)
+        let transport = JSONLinesTransport.launching("sleep 600", standardError: .keepTail(bytes: 4_096), exitGrace: 0.2, terminationGrace: 2)
         transport.open()
         #expect(await TransportTesting.events(of: transport, until: { $0 == .opened }) == [.opened])
         // Timed on this thread: the grace, then SIGTERM to the shell and its sleep, well before
@@ -139,7 +144,7 @@ struct RuntimeProcessTests {
     /// A signal ignored here would stay ignored in the runtime across exec; the runtime starts
     /// with the default action for SIGTERM whatever this process does with it.
     @Test func aRuntimeStartedWhileThisProcessIgnoresSIGTERMStillStopsOnIt() async {
-        let transport = JSONLinesTransport.launching("sleep 100", standardError: .keepTail(bytes: 4_096), exitGrace: 0.2, terminationGrace: 2)
+        let transport = JSONLinesTransport.launching("sleep 600", standardError: .keepTail(bytes: 4_096), exitGrace: 0.2, terminationGrace: 2)
         let previous = signal(SIGTERM, SIG_IGN)
         transport.open()
         signal(SIGTERM, previous)
@@ -150,7 +155,7 @@ struct RuntimeProcessTests {
     }
 
     @Test func closeKillsARuntimeThatIgnoresSIGTERM() async {
-        let transport = JSONLinesTransport.launching("trap '' TERM; echo '{\"ready\":true}'; sleep 100", standardError: .keepTail(bytes: 4_096),
+        let transport = JSONLinesTransport.launching("trap '' TERM; echo '{\"ready\":true}'; sleep 600", standardError: .keepTail(bytes: 4_096),
                                                      exitGrace: 0.1, terminationGrace: 0.2)
         transport.open()
         // Closed once the trap is set, so SIGTERM cannot come before it.
@@ -162,7 +167,7 @@ struct RuntimeProcessTests {
     }
 
     @Test func aRuntimeThatClosesItsOutputButRunsOnIsReportedSoAndThenStopped() async {
-        let transport = JSONLinesTransport.launching("exec >&-; sleep 100", standardError: .keepTail(bytes: 4_096),
+        let transport = JSONLinesTransport.launching("exec >&-; sleep 600", standardError: .keepTail(bytes: 4_096),
                                                      exitGrace: 0.1, terminationGrace: 1)
         transport.open()
         #expect(await TransportTesting.events(of: transport) == [.opened, .closed(.closedByRuntime("the runtime closed its output"))])
@@ -197,7 +202,7 @@ struct RuntimeProcessTests {
 
     @Test func theRuntimesOwnChildIsStoppedWhenTheShellDiesOfSIGTERMButItDoesNot() async {
         // The shell dies of SIGTERM at once; its child ignores it and keeps the output open.
-        let transport = JSONLinesTransport.launching("sh -c 'trap \"\" TERM; echo {}; sleep 100'", standardError: .keepTail(bytes: 4_096),
+        let transport = JSONLinesTransport.launching("sh -c 'trap \"\" TERM; echo {}; sleep 600'", standardError: .keepTail(bytes: 4_096),
                                                      exitGrace: 0.1, terminationGrace: 0.3)
         transport.open()
         #expect(await TransportTesting.events(of: transport, until: { $0 == .message("{}") }) == [.opened, .message("{}")])
