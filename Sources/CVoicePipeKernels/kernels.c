@@ -116,7 +116,8 @@ static inline int16_t to_int16(float x) {
 
 /// Unrolls a loop over a kernel's accumulator blocks completely, so the accumulators stay in
 /// registers: a loop left rolled keeps them on the stack, and every multiply-add's result then
-/// makes a round trip through memory on its dependency chain (13 % of the 48 kHz capture's time).
+/// makes a round trip through memory on its dependency chain (about 12 % of the 48 kHz capture's
+/// time).
 #define VP_UNROLL _Pragma("clang loop unroll(full)")
 
 /// A mask selecting the first `lanes` (0 … 8) of eight.
@@ -158,11 +159,12 @@ int vp_cpu_supports_avx512f(void) {
 /// broadcast tap feeds every block. Each lane runs decimate_one's operations in its order;
 /// `outputs` (≤ 8·blocks) is how many lanes are stored, the rest read within the read slack.
 ///
-/// Implementation notes: the loop is bound by loads (two per multiply-add, and 7 of 16 unaligned
-/// eight-float loads split a cache line), so per eight taps the forward windows come from two loads
-/// and shuffles (x, x + 8, their middle, byte shifts) while the backward ones stay loads, which
-/// balances the load and shuffle units (12-15 % faster on Zen 4 than loads alone; shuffles for
-/// both sides were 15 % slower). The two-load window reads one sample past the last forward sample
+/// Implementation notes: with loads alone the loop is bound by loads (two per multiply-add, and 7
+/// of 16 unaligned eight-float loads split a cache line), so per eight taps the forward windows
+/// come from two loads and shuffles (x, x + 8, their middle, byte shifts) while the backward ones
+/// stay loads (12-15 % faster on Zen 4 than loads alone; shuffles for both sides were 15 %
+/// slower). That moves the limit to the floating-point ports: 8 FMAs, 8 adds and about 13
+/// shuffle µops per eight taps and block, on Zen 4's four FP pipes. The two-load window reads one sample past the last forward sample
 /// a group uses, within the read slack.
 VP_AVX2 __attribute__((always_inline)) static inline void decimate_blocks(const float *_Nonnull const *_Nonnull streams, const vp_tap_class *classes,
                                                                           intptr_t factor, const float *taps, __m256 centreTap, float *output,
@@ -329,7 +331,7 @@ VP_AVX512 void vp_decimate_avx512(const float *_Nonnull const *_Nonnull streams,
     (void)splats;
     const __m512 centreTap = _mm512_set1_ps(centre);
     intptr_t n = 0;
-    // 32 outputs per step: two accumulators of sixteen; the last outputs in one step that may end
+    // 64 outputs per step: four accumulators of sixteen; the last outputs in one step that may end
     // with a partial vector (its extra lanes read within the read slack of 16 and are not stored).
     for (; n + 64 <= count; n += 64) decimate_blocks512(streams, classes, factor, taps, centreTap, output, n, 4, 64);
     const intptr_t rest = count - n;

@@ -73,12 +73,12 @@ public final class AudioFileReader {
     ///   and the errors of ``inspect(path:)``.
     public convenience init(path: String) throws(AudioFileError) {
         let descriptor = try POSIXFile.openForReading(path, use: .stream(headerless: false))
-        try self.init(opening: .descriptor(descriptor), path: path, keeping: nil)
+        try self.init(opening: .descriptor(descriptor), path: path)
     }
 
-    /// Opens a source whose header describes its format; `memory`, if any, lives as long as the handle.
-    private init(opening source: ByteSource, path: String, keeping memory: MemoryAudioBytes?) throws(AudioFileError) {
-        self.memory = memory
+    /// Opens a source whose header describes its format; bytes in memory live as long as the handle.
+    private init(opening source: ByteSource, path: String) throws(AudioFileError) {
+        if case .memory(let memory) = source { self.memory = memory } else { self.memory = nil }
         switch try Self.open(source, path: path) {
         case .refusedHeader(_, let rejection):
             throw .unusableFormat(path: path, rejection)
@@ -155,8 +155,7 @@ public final class AudioFileReader {
     ///   - name: what errors and ``info`` call it, in place of a path.
     /// - Throws: the errors of ``init(path:)`` except the file-system ones.
     public convenience init(bytes: [UInt8], name: String = "audio data") throws(AudioFileError) {
-        let memory = MemoryAudioBytes(bytes)
-        try self.init(opening: .memory(memory), path: name, keeping: memory)
+        try self.init(opening: .memory(MemoryAudioBytes(bytes)), path: name)
     }
 
     deinit {

@@ -25,7 +25,7 @@ final class MemoryAudioBytes {
     var byteReader: AudioHeaderProbe.ByteReader {
         { [bytes] offset, count in
             guard offset >= 0, count > 0, offset < bytes.count else { return [] }
-            return Array(bytes[offset..<min(bytes.count, offset + min(count, bytes.count - offset))])
+            return Array(bytes[offset..<offset + min(count, bytes.count - offset)])
         }
     }
 

@@ -48,11 +48,15 @@ struct CellArithmetic: Codable {
 
     /// The arithmetic of VoicePipe's cells in `rows`, keyed by row name; other contenders get none.
     static func of(_ rows: [ThroughputRow], peak: FMAPeak) -> [String: CellArithmetic] {
+        // One resampler per workload: its chain, and so its arithmetic, is the same for every kernel set.
+        var perWorkload: [String: (workload: Workload, arithmetic: ResamplerArithmetic)] = [:]
+        for workload in Workload.all {
+            guard let resampler = try? BuiltInResampler(inputRate: Double(workload.inputRate), outputRate: Double(workload.outputRate)) else { continue }
+            perWorkload[workload.id] = (workload, resampler.arithmetic)
+        }
         var cells: [String: CellArithmetic] = [:]
         for row in rows where row.family == ContenderSpec.Family.voicepipe.rawValue {
-            guard let workload = Workload.all.first(where: { $0.id == row.workload }),
-                  let resampler = try? BuiltInResampler(inputRate: Double(workload.inputRate), outputRate: Double(workload.outputRate)) else { continue }
-            let arithmetic = resampler.arithmetic
+            guard let (workload, arithmetic) = perWorkload[row.workload] else { continue }
             let outputsPerSecond = row.xRealTime.median * Double(workload.outputRate)
             let achieved = arithmetic.executedMultiplyAdds * outputsPerSecond
             cells[row.name] = CellArithmetic(

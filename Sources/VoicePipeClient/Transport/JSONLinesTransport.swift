@@ -548,9 +548,8 @@ private struct LineOutput {
     func deallocate() { buffer.deallocate() }
 
     /// Writes each message and a line feed, in order; counts each message's bytes off the backlog
-    /// once all of it has been written.
-    /// Writes `messages` as lines; returns how it went and how many of them (from the first)
-    /// were written whole, line ending included.
+    /// once all of it has been written. Returns how it went and how many of the messages (from
+    /// the first) were written whole, line ending included.
     func write(_ messages: [String]) -> (Outcome, written: Int) {
         var filled = 0
         var written = 0
