@@ -72,9 +72,9 @@ public final class CaptureConverter {
     /// The set whose stereo downmix kernels serve interleaved stereo input.
     private let kernels: DSPKernels
     /// Input frames consumed in this stream.
-    public private(set) var inputFrames = 0
+    @exclusivity(unchecked) public private(set) var inputFrames = 0
     /// 16 kHz samples produced in this stream.
-    public private(set) var outputSamples = 0
+    @exclusivity(unchecked) public private(set) var outputSamples = 0
 
     /// Builds a converter for `input`.
     /// - Parameters:
