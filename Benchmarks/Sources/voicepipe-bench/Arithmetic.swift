@@ -1,5 +1,6 @@
 import CBenchFMAPeak
 import VoicePipeCore
+import VoicePipeTestSupport
 
 /// The core's multiply-add peak, measured with independent FMA chains that keep every FMA pipe
 /// busy: lane-FMAs per CPU second, fastest of seven runs of about 3 ms each.
@@ -64,5 +65,81 @@ struct CellArithmetic: Codable {
                 laneFMAsPerSecond: achieved, fractionOfPeak: peak.peak.map { achieved / $0 })
         }
         return cells
+    }
+}
+
+/// The built-in resampler by itself, for each workload, kernel set and chunk size: mono Float32
+/// in and out, a one-second signal that stays in cache. Set beside the throughput cell it tells
+/// the filter kernels' speed apart from the converter's other work (downmix, stream split, frames,
+/// Int16 conversion) and from the input's trip from main memory.
+struct ResamplerAloneRow: Codable {
+    var workload: String
+    /// The contender name of the cell it belongs to ("VoicePipe AVX2" …).
+    var contender: String
+    var chunkMilliseconds: Int
+    /// Seconds of audio per CPU second: median (min–max) of the repetitions.
+    var xRealTime: Spread
+    /// Executed lane multiply-adds per CPU second at the median.
+    var laneFMAsPerSecond: Double
+    /// `laneFMAsPerSecond` over the measured peak.
+    var fractionOfPeak: Double?
+    /// The throughput cell's median speed over this one's: the share of the cell's time the
+    /// resampler would take if it ran as fast inside the converter as it does here.
+    var shareOfCell: Double?
+
+    /// Times every VoicePipe kernel set's resampler, `repetitions` runs of at least
+    /// `minimumSeconds` of CPU each, and sets each against the matching row of `cells`.
+    static func measure(cells: [ThroughputRow], peak: FMAPeak, repetitions: Int, minimumSeconds: Double,
+                        filter: (String) -> Bool) -> [ResamplerAloneRow] {
+        var rows: [ResamplerAloneRow] = []
+        for workload in Workload.all {
+            let frames = workload.inputRate
+            let signal = Signals.program(sampleRate: Double(workload.inputRate), frames: frames, channel: 0).map { Float($0) }
+            for (contender, kernels) in ContenderSpec.voicepipeKernelSets {
+                for ms in Workload.chunkMilliseconds {
+                    let cellName = "throughput/\(workload.id)/\(ms)ms/\(contender)"
+                    guard filter(cellName),
+                          let resampler = try? BuiltInResampler(inputRate: Double(workload.inputRate), outputRate: Double(workload.outputRate), kernels: kernels)
+                    else { continue }
+                    let chunk = workload.chunkFrames(milliseconds: ms)
+                    var output = [Float](repeating: 0, count: resampler.maxOutputFrames(forInputFrames: chunk))
+                    var speeds: [Double] = []
+                    signal.withUnsafeBufferPointer { input in
+                        output.withUnsafeMutableBufferPointer { out in
+                            func pass() -> Int {
+                                var produced = 0
+                                var offset = 0
+                                while offset + chunk <= frames {
+                                    produced += (try? resampler.process(UnsafeBufferPointer(rebasing: input[offset..<offset + chunk]), into: out)) ?? 0
+                                    offset += chunk
+                                }
+                                return produced
+                            }
+                            BlackHole.consume(pass())
+                            for _ in 0..<repetitions {
+                                var passes = 0
+                                let start = Clock.threadCPU()
+                                var seconds = 0.0
+                                repeat {
+                                    BlackHole.consume(pass())
+                                    passes += 1
+                                    seconds = Clock.threadCPU() - start
+                                } while seconds < minimumSeconds
+                                speeds.append(Double(passes * (frames / chunk) * chunk) / Double(workload.inputRate) / seconds)
+                            }
+                            BlackHole.consume(out[0])
+                        }
+                    }
+                    let spread = Spread(speeds)
+                    let achieved = resampler.arithmetic.executedMultiplyAdds * spread.median * Double(workload.outputRate)
+                    let cell = cells.first { $0.name == cellName }
+                    rows.append(ResamplerAloneRow(
+                        workload: workload.id, contender: contender, chunkMilliseconds: ms, xRealTime: spread,
+                        laneFMAsPerSecond: achieved, fractionOfPeak: peak.peak.map { achieved / $0 },
+                        shareOfCell: cell.map { $0.xRealTime.median / spread.median }))
+                }
+            }
+        }
+        return rows
     }
 }

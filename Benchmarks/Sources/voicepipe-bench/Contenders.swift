@@ -42,15 +42,19 @@ struct ContenderSpec {
     var isResampler: Bool { family != .memcpy }
 
     /// Every contender in table order: VoicePipe, libsamplerate, soxr, speexdsp, the memcpy ceiling.
-    static let all: [ContenderSpec] = {
-        // VoicePipe with each kernel set this CPU runs: AVX-512 and AVX2 + FMA where present (the
-        // calibration picks one of them as DSPKernels.best), and the portable Swift kernels every
-        // x86-64 build has.
+    /// VoicePipe with each kernel set this CPU runs, by contender name: AVX-512 and AVX2 + FMA
+    /// where present (the calibration picks one of them as DSPKernels.best), and the portable
+    /// Swift kernels every x86-64 build has.
+    static let voicepipeKernelSets: [(String, DSPKernels)] = {
         var kernelSets: [(String, DSPKernels)] = []
         if let avx512 = DSPKernels.avx512 { kernelSets.append(("VoicePipe AVX-512", avx512)) }
         if let avx2 = DSPKernels.avx2 { kernelSets.append(("VoicePipe AVX2", avx2)) }
         kernelSets.append(("VoicePipe portable", .portable))
-        var specs: [ContenderSpec] = kernelSets.map { name, kernels in
+        return kernelSets
+    }()
+
+    static let all: [ContenderSpec] = {
+        var specs: [ContenderSpec] = voicepipeKernelSets.map { name, kernels in
             ContenderSpec(name: name, family: .voicepipe, signalFraction: 1) { workload, ms, _, tap in
                 workload.isPlayback
                     ? VoicePipePlayback(workload: workload, kernels: kernels) as StreamContender

@@ -22,6 +22,8 @@ struct RunResults: Codable {
     /// The core's measured multiply-add peak, and VoicePipe's throughput cells set against it.
     var fmaPeak: FMAPeak?
     var arithmetic: [String: CellArithmetic] = [:]
+    /// The built-in resampler alone on a cache-resident signal, beside each VoicePipe cell.
+    var resamplerAlone: [ResamplerAloneRow] = []
     var allocations: [AllocationRow] = []
     var kernels: [KernelRow] = []
     var endToEnd: EndToEndResult?

@@ -135,6 +135,34 @@ enum Report {
             }
         }
         line()
+        resamplerAlone(r, peak: peak, &out)
+    }
+
+    /// The built-in resampler by itself beside the cells it serves.
+    static func resamplerAlone(_ r: RunResults, peak: FMAPeak, _ out: inout String) {
+        func line(_ s: String = "") { out += s + "\n" }
+        guard !r.resamplerAlone.isEmpty else { return }
+        line("### The resampler alone, cache-resident")
+        line()
+        line("`BuiltInResampler.process` by itself: mono Float32 in and out, a 1 s signal (the same program material, first channel) that stays in cache, streamed in the cell's chunks; \(r.settings.repetitions) repetitions of at least \(Format.seconds(r.settings.minimumRepetitionSeconds)) of CPU. Each cell: xRT at the median, executed lane-FMAs per CPU second and share of the peak, and **of cell** = the throughput cell's median speed over this one's: the share of the whole conversion's time the filters would take at this speed. The rest of the cell's time is the converter's other work (downmix, frames, Int16 conversion and peaks) and, for the 60 s signal, its input's trip from main memory.")
+        line()
+        line("| workload | kernels | 10 ms | 20 ms | 100 ms |")
+        line("|---|---|---:|---:|---:|")
+        for workload in Workload.all {
+            let rows = r.resamplerAlone.filter { $0.workload == workload.id }
+            var seen: [String] = []
+            for row in rows where !seen.contains(row.contender) {
+                seen.append(row.contender)
+                let cells = Workload.chunkMilliseconds.map { ms -> String in
+                    guard let cell = rows.first(where: { $0.contender == row.contender && $0.chunkMilliseconds == ms }) else { return "–" }
+                    let share = cell.fractionOfPeak.map { Format.fixed($0 * 100, 0) + " %" } ?? "–"
+                    let ofCell = cell.shareOfCell.map { ", of cell " + Format.fixed($0 * 100, 0) + " %" } ?? ""
+                    return "\(Format.fixed(cell.xRealTime.median, 0)) xRT: \(Format.significant(cell.laneFMAsPerSecond / 1e9)) G (\(share))\(ofCell)"
+                }
+                line("| \(workload.id) | \(row.contender.replacingOccurrences(of: "VoicePipe ", with: "")) | \(cells.joined(separator: " | ")) |")
+            }
+        }
+        line()
     }
 
     static func allocations(_ r: RunResults, _ out: inout String) {

@@ -57,6 +57,9 @@ section("throughput") {
     let peak = FMAPeak.measure(machine)
     results.fmaPeak = peak
     results.arithmetic = CellArithmetic.of(results.throughput, peak: peak)
+    progress.say("arithmetic: the resampler alone, cache-resident")
+    results.resamplerAlone = ResamplerAloneRow.measure(cells: results.throughput, peak: peak, repetitions: options.repetitions,
+                                                       minimumSeconds: options.minimumRepetitionSeconds, filter: options.selects)
     progress.say("allocations: counting per chunk")
     results.allocations = benchmark.allocations(maxChunks: options.allocationChunks)
 }
