@@ -144,7 +144,7 @@ enum Report {
         guard !r.resamplerAlone.isEmpty else { return }
         line("### The resampler alone, cache-resident")
         line()
-        line("`BuiltInResampler.process` by itself: mono Float32 in and out, a 1 s signal (the same program material, first channel) that stays in cache, streamed in the cell's chunks; \(r.settings.repetitions) repetitions of at least \(Format.seconds(r.settings.minimumRepetitionSeconds)) of CPU. Each cell: xRT at the median, executed lane-FMAs per CPU second and share of the peak, and **of cell** = the throughput cell's median speed over this one's: the share of the whole conversion's time the filters would take at this speed. The rest of the cell's time is the converter's other work (downmix, frames, Int16 conversion and peaks) and, for the 60 s signal, its input's trip from main memory.")
+        line("`BuiltInResampler.process` by itself: mono Float32 in and out, a 1 s signal (the same program material, first channel) that stays in cache, streamed in the cell's chunks; \(r.settings.repetitions) repetitions of at least \(Int((r.settings.minimumRepetitionSeconds * 1000).rounded())) ms of CPU. Each cell: xRT at the median, executed lane-FMAs per CPU second and share of the peak, and **of cell** = the throughput cell's median speed over this one's: the share of the whole conversion's time the filters would take at this speed. The rest of the cell's time is the converter's other work (downmix, frames, Int16 conversion and peaks) and, for the 60 s signal, its input's trip from main memory.")
         line()
         line("| workload | kernels | 10 ms | 20 ms | 100 ms |")
         line("|---|---|---:|---:|---:|")
