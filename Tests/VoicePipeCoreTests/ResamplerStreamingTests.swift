@@ -29,6 +29,46 @@ struct ResamplerStreamingTests {
         }
     }
 
+    /// 48 and 96 kHz start with a decimate-by-2 stage, which takes the downmix into its streams;
+    /// 32 kHz is that stage alone; 44.1 kHz and 16 kHz downmix into a buffer first.
+    @Test(arguments: [48_000.0, 96_000, 32_000, 44_100, 16_000])
+    func stereoFloatInputGivesTheOutputOfItsDownmix(inputRate: Double) throws {
+        let frames = Int(inputRate * 0.1) + 13
+        let left = Self.testSignal(rate: inputRate, frames: frames)
+        let right = Signals.noise(amplitude: 0.7, frames: frames, seed: 7).map { Float($0) }
+        var stereo = [Float](repeating: 0, count: 2 * frames)
+        for f in 0..<frames {
+            stereo[2 * f] = left[f]
+            stereo[2 * f + 1] = right[f]
+        }
+        // Out-of-range and NaN samples are clamped and zeroed on both paths.
+        stereo[101] = .nan
+        stereo[2 * frames - 3] = 4
+        let mono = (0..<frames).map { (stereo[2 * $0].normalized + stereo[2 * $0 + 1].normalized) * 0.5 }
+        let expected = try ResamplerHarness.stream(BuiltInResampler(inputRate: inputRate, outputRate: 16_000), mono, chunkSizes: [frames])
+        let resampler = try BuiltInResampler(inputRate: inputRate, outputRate: 16_000)
+        // Odd chunk sizes change which stream the next sample starts; 3 000 spans internal blocks.
+        for cuts in [[frames], [1], [7], [480], [3_000], ResamplerHarness.randomCuts(count: 100, maximum: 2_500, seed: 5)] {
+            var output: [Float] = []
+            var offset = 0
+            var cut = 0
+            while offset < frames {
+                let count = min(cuts[cut % cuts.count], frames - offset)
+                var chunk = [Float](repeating: .nan, count: resampler.maxOutputFrames(forInputFrames: count))
+                let made = try stereo.withUnsafeBufferPointer { input in
+                    try chunk.withUnsafeMutableBufferPointer { try resampler.processStereoFloat(input.baseAddress! + 2 * offset, frames: count, into: $0) }
+                }
+                output += chunk.prefix(made)
+                offset += count
+                cut += 1
+            }
+            var tail = [Float](repeating: .nan, count: resampler.maxFlushFrames)
+            let flushed = try tail.withUnsafeMutableBufferPointer { try resampler.flush(into: $0) }
+            output += tail.prefix(flushed)
+            #expect(output.map(\.bitPattern) == expected.map(\.bitPattern), "\(inputRate) Hz in chunks \(cuts.prefix(3))")
+        }
+    }
+
     @Test(arguments: ratePairs)
     func streamLengthIsTheRoundedExactRatio(inputRate: Double, outputRate: Double) throws {
         let resampler = try BuiltInResampler(inputRate: inputRate, outputRate: outputRate)

@@ -69,6 +69,9 @@ public final class CaptureConverter {
     private let resampled: UnsafeMutablePointer<Float>
     private let resampledCapacity: Int
     private let assembler: FrameAssembler
+    /// The resampler when it is the built-in one, which takes interleaved stereo Float32 itself
+    /// (downmixed into its first stage's input in one pass).
+    private let builtIn: BuiltInResampler?
     /// The set whose stereo downmix kernels serve interleaved stereo input.
     private let kernels: DSPKernels
     /// Input frames consumed in this stream.
@@ -106,6 +109,7 @@ public final class CaptureConverter {
                 throw .resampler(error)
             }
         }
+        builtIn = self.resampler as? BuiltInResampler
         inputFormat = input
         self.options = options
         self.kernels = kernels
@@ -201,6 +205,19 @@ public final class CaptureConverter {
         let stereoAverage = mode == .average && channels == 2 && frameStride == 2 && channelStride == 1
         while done < frames {
             let count = min(Self.blockFrames, frames - done)
+            let resampledBuffer = UnsafeMutableBufferPointer(start: resampled, count: resampledCapacity)
+            if stereoAverage && T.self == Float.self, let builtIn {
+                let produced: Int
+                do {
+                    produced = try builtIn.processStereoFloat(UnsafeRawPointer(base + done * 2).assumingMemoryBound(to: Float.self), frames: count, into: resampledBuffer)
+                } catch {
+                    throw CaptureConverterError.resampler(error)
+                }
+                done += count
+                producedTotal += produced
+                try assembler.append(UnsafeBufferPointer(start: resampled, count: produced), deliver)
+                continue
+            }
             if stereoAverage && T.self == Float.self {
                 kernels.downmixStereoFloat(UnsafeRawPointer(base + done * 2).assumingMemoryBound(to: Float.self), mono, count)
             } else if stereoAverage && T.self == Int16.self {
@@ -210,7 +227,7 @@ public final class CaptureConverter {
             }
             let produced: Int
             do {
-                produced = try resampler.process(UnsafeBufferPointer(start: mono, count: count), into: UnsafeMutableBufferPointer(start: resampled, count: resampledCapacity))
+                produced = try resampler.process(UnsafeBufferPointer(start: mono, count: count), into: resampledBuffer)
             } catch {
                 throw CaptureConverterError.resampler(error)
             }

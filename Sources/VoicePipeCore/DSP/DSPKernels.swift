@@ -89,6 +89,13 @@ public struct DSPKernels: Sendable {
     ) -> Void
 
     /// Interleaved stereo Int16 to mono: (L / 32768 + R / 32768) · 0.5, exactly as ``Downmix``.
+    /// Interleaved stereo Float32 to mono as ``DownmixStereoFloat`` computes it, dealt out to two
+    /// streams: mono sample 2k goes to `first[k]`, 2k + 1 to `second[k]` (a half-band decimator's
+    /// input streams, written in the same pass as the downmix).
+    public typealias DownmixStereoFloatSplit = @convention(c) (
+        _ input: UnsafePointer<Float>, _ first: UnsafeMutablePointer<Float>, _ second: UnsafeMutablePointer<Float>, _ frames: Int
+    ) -> Void
+
     public typealias DownmixStereoInt16 = @convention(c) (
         _ input: UnsafePointer<Int16>, _ output: UnsafeMutablePointer<Float>, _ frames: Int
     ) -> Void
@@ -102,13 +109,16 @@ public struct DSPKernels: Sendable {
     public let convertToFloat: ConvertToFloat
     public let downmixStereoFloat: DownmixStereoFloat
     public let downmixStereoInt16: DownmixStereoInt16
+    public let downmixStereoFloatSplit: DownmixStereoFloatSplit
     /// The polyphase kernel's vector width: table rows are padded with zero taps to a multiple.
     public let polyphaseRowMultiple: Int
 
     public init(name: String, decimate: Decimate, interpolate: Interpolate, polyphase: Polyphase, convertToInt16: ConvertToInt16, convertToFloat: ConvertToFloat,
                 downmixStereoFloat: DownmixStereoFloat = { input, output, frames in Downmix.stereoFloat(input, frames: frames, into: output) },
                 downmixStereoInt16: DownmixStereoInt16 = { input, output, frames in Downmix.stereoInt16(input, frames: frames, into: output) },
+                downmixStereoFloatSplit: DownmixStereoFloatSplit = { input, first, second, frames in Downmix.stereoFloatSplit(input, frames: frames, into: first, second) },
                 polyphaseRowMultiple: Int) {
+        self.downmixStereoFloatSplit = downmixStereoFloatSplit
         self.name = name
         self.downmixStereoFloat = downmixStereoFloat
         self.downmixStereoInt16 = downmixStereoInt16
@@ -147,7 +157,8 @@ public struct DSPKernels: Sendable {
     public static let avx2: DSPKernels? = vp_cpu_supports_avx2_fma() != 0
         ? DSPKernels(name: "AVX2 + FMA (C)", decimate: vp_decimate_avx2, interpolate: vp_interpolate_avx2, polyphase: vp_polyphase_avx2,
                      convertToInt16: vp_convert_int16_avx2, convertToFloat: vp_convert_float_avx2,
-                     downmixStereoFloat: vp_downmix_stereo_float_avx2, downmixStereoInt16: vp_downmix_stereo_int16_avx2, polyphaseRowMultiple: 4)
+                     downmixStereoFloat: vp_downmix_stereo_float_avx2, downmixStereoInt16: vp_downmix_stereo_int16_avx2,
+                     downmixStereoFloatSplit: vp_downmix_stereo_float_split_avx2, polyphaseRowMultiple: 4)
         : nil
 
     /// The AVX2 set with sixteen-lane AVX-512 decimate and interpolate kernels (bit for bit the
@@ -155,7 +166,8 @@ public struct DSPKernels: Sendable {
     public static let avx512: DSPKernels? = vp_cpu_supports_avx512f() != 0
         ? DSPKernels(name: "AVX-512 + FMA (C)", decimate: vp_decimate_avx512, interpolate: vp_interpolate_avx512, polyphase: vp_polyphase_avx2,
                      convertToInt16: vp_convert_int16_avx2, convertToFloat: vp_convert_float_avx2,
-                     downmixStereoFloat: vp_downmix_stereo_float_avx2, downmixStereoInt16: vp_downmix_stereo_int16_avx2, polyphaseRowMultiple: 4)
+                     downmixStereoFloat: vp_downmix_stereo_float_avx2, downmixStereoInt16: vp_downmix_stereo_int16_avx2,
+                     downmixStereoFloatSplit: vp_downmix_stereo_float_split_avx2, polyphaseRowMultiple: 4)
         : nil
 
     /// The plain C references of the AVX2 kernels: the same operations in the same order, one

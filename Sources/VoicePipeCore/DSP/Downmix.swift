@@ -73,6 +73,28 @@ public enum Downmix {
         }
     }
 
+    /// ``stereoFloat(_:frames:into:)`` dealt out to two streams: mono sample 2k to `first[k]`,
+    /// 2k + 1 to `second[k]`.
+    @usableFromInline
+    static func stereoFloatSplit(_ source: UnsafePointer<Float>, frames: Int, into first: UnsafeMutablePointer<Float>, _ second: UnsafeMutablePointer<Float>) {
+        var f = 0
+        while f + 16 <= frames {
+            let low = UnsafeRawPointer(source + 2 * f).loadUnaligned(as: SIMD16<Float>.self)
+            let high = UnsafeRawPointer(source + 2 * f + 16).loadUnaligned(as: SIMD16<Float>.self)
+            var mixed = SIMD16<Float>()
+            mixed.lowHalf = (sanitized(low.evenHalf) + sanitized(low.oddHalf)) * 0.5
+            mixed.highHalf = (sanitized(high.evenHalf) + sanitized(high.oddHalf)) * 0.5
+            UnsafeMutableRawPointer(first + f / 2).storeBytes(of: mixed.evenHalf, as: SIMD8<Float>.self)
+            UnsafeMutableRawPointer(second + f / 2).storeBytes(of: mixed.oddHalf, as: SIMD8<Float>.self)
+            f += 16
+        }
+        while f < frames {
+            let mono = (source[2 * f].normalized + source[2 * f + 1].normalized) * 0.5
+            if f & 1 == 0 { first[f / 2] = mono } else { second[f / 2] = mono }
+            f += 1
+        }
+    }
+
     /// (L.normalized + R.normalized) · 0.5 for interleaved stereo Float32, eight frames at a time.
     @inlinable
     static func stereoFloat(_ source: UnsafePointer<Float>, frames: Int, into destination: UnsafeMutablePointer<Float>) {

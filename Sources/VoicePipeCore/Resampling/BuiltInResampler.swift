@@ -55,6 +55,10 @@ public final class BuiltInResampler: Resampler {
     private let buffers: [UnsafeMutablePointer<Float>]
     private let capacities: [Int]
     private let staging: UnsafeMutablePointer<Float>
+    /// The first stage when it decimates by 2: stereo Float32 is downmixed straight into its streams.
+    private let stereoEntry: SharpStage?
+    /// Mono samples of one block of stereo input, for a chain without a `stereoEntry`.
+    private let downmixed: UnsafeMutablePointer<Float>
     private let zeros: UnsafeMutablePointer<Float>
     @exclusivity(unchecked) private var consumedFrames = 0
     @exclusivity(unchecked) private var producedFrames = 0
@@ -127,6 +131,8 @@ public final class BuiltInResampler: Resampler {
             }
         }
         self.stages = stages
+        stereoEntry = (stages.first as? SharpStage).flatMap { $0.takesStereoFloat ? $0 : nil }
+        downmixed = .allocate(capacity: block)
         self.arithmetic = arithmetic
         self.capacities = capacities
         self.latency = latency
@@ -140,6 +146,7 @@ public final class BuiltInResampler: Resampler {
         for buffer in buffers { buffer.deallocate() }
         staging.deallocate()
         zeros.deallocate()
+        downmixed.deallocate()
     }
 
     public func maxOutputFrames(forInputFrames count: Int) -> Int {
@@ -165,6 +172,38 @@ public final class BuiltInResampler: Resampler {
             offset += count
         }
         consumedFrames += input.count
+        producedFrames += produced
+        return produced
+    }
+
+    /// Downmixes interleaved stereo Float32 frames to mono ((L + R) / 2 with each sample's NaN
+    /// made 0 and clamped to ±1, as ``DSPKernels/downmixStereoFloat`` computes it) and resamples
+    /// them: the same output as downmixing first and calling ``process(_:into:)``. A chain that
+    /// starts by decimating by 2 (48 kHz to 16 kHz, for one) takes the downmix straight into that
+    /// stage's input streams, one pass over the samples fewer.
+    /// - Parameters:
+    ///   - input: `2 · frames` samples, left then right.
+    ///   - output: at least ``maxOutputFrames(forInputFrames:)`` frames.
+    public func processStereoFloat(_ input: UnsafePointer<Float>, frames: Int, into output: UnsafeMutableBufferPointer<Float>) throws(ResamplerError) -> Int {
+        let needed = maxOutputFrames(forInputFrames: frames)
+        guard output.count >= needed else { throw .outputBufferTooSmall(needed: needed, available: output.count) }
+        guard let destination = output.baseAddress, frames > 0 else { return 0 }
+        var produced = 0
+        var offset = 0
+        while offset < frames {
+            let count = min(Self.blockFrames, frames - offset)
+            let source = input + 2 * offset
+            if let entry = stereoEntry {
+                let target = stages.count == 1 ? destination + produced : buffers[0]
+                let made = entry.processStereoFloat(source, frames: count, into: target)
+                produced += runStages(from: 1, UnsafeBufferPointer(start: target, count: made), into: destination + produced)
+            } else {
+                kernels.downmixStereoFloat(source, downmixed, count)
+                produced += runChain(UnsafeBufferPointer(start: downmixed, count: count), into: destination + produced)
+            }
+            offset += count
+        }
+        consumedFrames += frames
         producedFrames += produced
         return produced
     }
@@ -204,9 +243,15 @@ public final class BuiltInResampler: Resampler {
             if let base = block.baseAddress { output.update(from: base, count: block.count) }
             return block.count
         }
+        return runStages(from: 0, block, into: output)
+    }
+
+    /// Runs `input` through the stages from `first` on into `output`; with no stage left, the
+    /// input is already in place.
+    private func runStages(from first: Int, _ input: UnsafeBufferPointer<Float>, into output: UnsafeMutablePointer<Float>) -> Int {
         // (A while loop: iterating an array allocates when unoptimised.)
-        var current = block
-        var index = 0
+        var current = input
+        var index = first
         while index < stages.count {
             let target = index == stages.count - 1 ? output : buffers[index]
             let count = stages[index].process(current, into: target)

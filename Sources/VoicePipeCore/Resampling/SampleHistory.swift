@@ -94,6 +94,18 @@ final class SampleHistory {
         count += n
     }
 
+    /// Room for `n` more samples after the newest: the caller writes them, then calls
+    /// ``commit(_:)`` with the same count.
+    @inlinable func reserve(_ n: Int) -> UnsafeMutablePointer<Float> {
+        makeRoom(for: n)
+        return storage + offset + count
+    }
+
+    /// Keeps the `n` samples written after ``reserve(_:)``.
+    @inlinable func commit(_ n: Int) {
+        count += n
+    }
+
     /// Appends `n` zeros (the silence after a flushed stream).
     @inlinable func appendZeros(_ n: Int) {
         makeRoom(for: n)

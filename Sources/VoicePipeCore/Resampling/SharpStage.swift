@@ -162,7 +162,29 @@ final class SharpStage {
             r += 1
         }
         received += input.count
+        return emitOutputs(into: output)
+    }
 
+    /// Whether ``processStereoFloat(_:frames:into:)`` applies: a decimate-by-2 stage.
+    var takesStereoFloat: Bool { up == 1 && down == 2 }
+
+    /// Interleaved stereo Float32 frames, downmixed as ``DSPKernels/downmixStereoFloat`` does and
+    /// dealt out to the two input streams in the same pass; then as ``process(_:into:)``, with the
+    /// same outputs. Only for a stage that ``takesStereoFloat``.
+    func processStereoFloat(_ source: UnsafePointer<Float>, frames: Int, into output: UnsafeMutablePointer<Float>) -> Int {
+        assert(takesStereoFloat, "a stereo downmix can only be split into a decimate-by-2 stage's streams")
+        // The next sample belongs to stream (received mod 2); the two alternate from there.
+        let firstStream = streams[received & 1], secondStream = streams[1 - (received & 1)]
+        let firstCount = (frames + 1) / 2, secondCount = frames / 2
+        kernels.downmixStereoFloatSplit(source, firstStream.reserve(firstCount), secondStream.reserve(secondCount), frames)
+        firstStream.commit(firstCount)
+        secondStream.commit(secondCount)
+        received += frames
+        return emitOutputs(into: output)
+    }
+
+    /// Writes every output the received input completes, then drops input no output needs.
+    private func emitOutputs(into output: UnsafeMutablePointer<Float>) -> Int {
         // Outputs of phase q are available while their newest input has arrived; outputs leave
         // in order, so the prefix every phase has reached.
         var available = Int.max
@@ -189,7 +211,7 @@ final class SharpStage {
             next += count
         }
         let oldestIndex = (up == 1 ? next : next >> 1) + lowestIndex - 1
-        r = 0
+        var r = 0
         while r < down {
             streams[r].discard(before: oldestIndex)
             r += 1
