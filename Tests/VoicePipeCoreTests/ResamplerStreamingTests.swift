@@ -29,43 +29,52 @@ struct ResamplerStreamingTests {
         }
     }
 
-    /// 48 and 96 kHz start with a decimate-by-2 stage, which takes the downmix into its streams;
-    /// 32 kHz is that stage alone; 44.1 kHz and 16 kHz downmix into a buffer first.
+    /// 48 and 96 kHz start with a decimate-by-2 stage, which takes a Float32 downmix into its
+    /// streams; 32 kHz is that stage alone; 44.1 kHz starts with the polyphase stage, which takes
+    /// either type into its history; 16 kHz (no stage) and every Int16 case but 44.1 kHz downmix
+    /// into a buffer first. Every one must give the output of downmixing, then `process`.
     @Test(arguments: [48_000.0, 96_000, 32_000, 44_100, 16_000])
-    func stereoFloatInputGivesTheOutputOfItsDownmix(inputRate: Double) throws {
+    func stereoInputGivesTheOutputOfItsDownmix(inputRate: Double) throws {
         let frames = Int(inputRate * 0.1) + 13
         let left = Self.testSignal(rate: inputRate, frames: frames)
         let right = Signals.noise(amplitude: 0.7, frames: frames, seed: 7).map { Float($0) }
-        var stereo = [Float](repeating: 0, count: 2 * frames)
+        var floats = [Float](repeating: 0, count: 2 * frames)
         for f in 0..<frames {
-            stereo[2 * f] = left[f]
-            stereo[2 * f + 1] = right[f]
+            floats[2 * f] = left[f]
+            floats[2 * f + 1] = right[f]
         }
         // Out-of-range and NaN samples are clamped and zeroed on both paths.
-        stereo[101] = .nan
-        stereo[2 * frames - 3] = 4
-        let mono = (0..<frames).map { (stereo[2 * $0].normalized + stereo[2 * $0 + 1].normalized) * 0.5 }
-        let expected = try ResamplerHarness.stream(BuiltInResampler(inputRate: inputRate, outputRate: 16_000), mono, chunkSizes: [frames])
-        let resampler = try BuiltInResampler(inputRate: inputRate, outputRate: 16_000)
-        // Odd chunk sizes change which stream the next sample starts; 3 000 spans internal blocks.
-        for cuts in [[frames], [1], [7], [480], [3_000], ResamplerHarness.randomCuts(count: 100, maximum: 2_500, seed: 5)] {
-            var output: [Float] = []
-            var offset = 0
-            var cut = 0
-            while offset < frames {
-                let count = min(cuts[cut % cuts.count], frames - offset)
-                var chunk = [Float](repeating: .nan, count: resampler.maxOutputFrames(forInputFrames: count))
-                let made = try stereo.withUnsafeBufferPointer { input in
-                    try chunk.withUnsafeMutableBufferPointer { try resampler.processStereoFloat(input.baseAddress! + 2 * offset, frames: count, into: $0) }
+        floats[101] = .nan
+        floats[2 * frames - 3] = 4
+        let ints = floats.map { Int16(clamping: Int(($0.isNaN ? 0 : $0) * 32767)) }
+        let floatMono = (0..<frames).map { (floats[2 * $0].normalized + floats[2 * $0 + 1].normalized) * 0.5 }
+        let intMono = (0..<frames).map { (ints[2 * $0].normalized + ints[2 * $0 + 1].normalized) * 0.5 }
+        for (type, mono) in [("Float32", floatMono), ("Int16", intMono)] {
+            let expected = try ResamplerHarness.stream(BuiltInResampler(inputRate: inputRate, outputRate: 16_000), mono, chunkSizes: [frames])
+            let resampler = try BuiltInResampler(inputRate: inputRate, outputRate: 16_000)
+            // Odd chunk sizes change which stream the next sample starts; 3 000 spans internal blocks.
+            for cuts in [[frames], [1], [7], [480], [3_000], ResamplerHarness.randomCuts(count: 100, maximum: 2_500, seed: 5)] {
+                var output: [Float] = []
+                var offset = 0
+                var cut = 0
+                while offset < frames {
+                    let count = min(cuts[cut % cuts.count], frames - offset)
+                    var chunk = [Float](repeating: .nan, count: resampler.maxOutputFrames(forInputFrames: count))
+                    let made = try floats.withUnsafeBufferPointer { f in
+                        try ints.withUnsafeBufferPointer { i in
+                            let stereo: InterleavedStereo = type == "Int16" ? .int16(i.baseAddress! + 2 * offset) : .float32(f.baseAddress! + 2 * offset)
+                            return try chunk.withUnsafeMutableBufferPointer { try resampler.processStereo(stereo, frames: count, into: $0) }
+                        }
+                    }
+                    output += chunk.prefix(made)
+                    offset += count
+                    cut += 1
                 }
-                output += chunk.prefix(made)
-                offset += count
-                cut += 1
+                var tail = [Float](repeating: .nan, count: resampler.maxFlushFrames)
+                let flushed = try tail.withUnsafeMutableBufferPointer { try resampler.flush(into: $0) }
+                output += tail.prefix(flushed)
+                #expect(output.map(\.bitPattern) == expected.map(\.bitPattern), "\(type) at \(inputRate) Hz in chunks \(cuts.prefix(3))")
             }
-            var tail = [Float](repeating: .nan, count: resampler.maxFlushFrames)
-            let flushed = try tail.withUnsafeMutableBufferPointer { try resampler.flush(into: $0) }
-            output += tail.prefix(flushed)
-            #expect(output.map(\.bitPattern) == expected.map(\.bitPattern), "\(inputRate) Hz in chunks \(cuts.prefix(3))")
         }
     }
 

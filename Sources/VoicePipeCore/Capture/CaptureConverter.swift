@@ -69,7 +69,7 @@ public final class CaptureConverter {
     private let resampled: UnsafeMutablePointer<Float>
     private let resampledCapacity: Int
     private let assembler: FrameAssembler
-    /// The resampler when it is the built-in one, which takes interleaved stereo Float32 itself
+    /// The resampler when it is the built-in one, which takes interleaved stereo itself
     /// (downmixed into its first stage's input in one pass).
     private let builtIn: BuiltInResampler?
     /// The set whose stereo downmix kernels serve interleaved stereo input.
@@ -206,10 +206,10 @@ public final class CaptureConverter {
         while done < frames {
             let count = min(Self.blockFrames, frames - done)
             let resampledBuffer = UnsafeMutableBufferPointer(start: resampled, count: resampledCapacity)
-            if stereoAverage && T.self == Float.self, let builtIn {
+            if stereoAverage, let builtIn, let stereo = InterleavedStereo(base + done * 2) {
                 let produced: Int
                 do {
-                    produced = try builtIn.processStereoFloat(UnsafeRawPointer(base + done * 2).assumingMemoryBound(to: Float.self), frames: count, into: resampledBuffer)
+                    produced = try builtIn.processStereo(stereo, frames: count, into: resampledBuffer)
                 } catch {
                     throw CaptureConverterError.resampler(error)
                 }
@@ -234,6 +234,19 @@ public final class CaptureConverter {
             done += count
             producedTotal += produced
             try assembler.append(UnsafeBufferPointer(start: resampled, count: produced), deliver)
+        }
+    }
+}
+
+extension InterleavedStereo {
+    /// The samples at `pointer` when `T` is Float or Int16, else nil.
+    init?<T: PCMSample>(_ pointer: UnsafePointer<T>) {
+        if T.self == Float.self {
+            self = .float32(UnsafeRawPointer(pointer).assumingMemoryBound(to: Float.self))
+        } else if T.self == Int16.self {
+            self = .int16(UnsafeRawPointer(pointer).assumingMemoryBound(to: Int16.self))
+        } else {
+            return nil
         }
     }
 }

@@ -1,3 +1,27 @@
+/// Interleaved stereo samples (left, right, left, …) for ``BuiltInResampler/processStereo(_:frames:into:)``.
+public enum InterleavedStereo {
+    /// Float32 at full scale ±1; NaN counts as 0 and larger values are clamped.
+    case float32(UnsafePointer<Float>)
+    /// Int16, full scale 32768.
+    case int16(UnsafePointer<Int16>)
+
+    /// The samples from frame `frames` on.
+    func advanced(by frames: Int) -> InterleavedStereo {
+        switch self {
+        case .float32(let samples): .float32(samples + 2 * frames)
+        case .int16(let samples): .int16(samples + 2 * frames)
+        }
+    }
+
+    /// Writes `frames` mono samples, (L + R) / 2 of the normalised samples, to `output`.
+    func downmix(frames: Int, into output: UnsafeMutablePointer<Float>, kernels: DSPKernels) {
+        switch self {
+        case .float32(let samples): kernels.downmixStereoFloat(samples, output, frames)
+        case .int16(let samples): kernels.downmixStereoInt16(samples, output, frames)
+        }
+    }
+}
+
 /// One rate-changing stage of the built-in resampler's chain.
 protocol ResamplingStage: AnyObject {
     /// Consumes all of `input`, writes every output now complete, returns how many.
@@ -7,6 +31,14 @@ protocol ResamplingStage: AnyObject {
     func reset()
     /// The filter arithmetic of one output of this stage, averaged over its phases.
     var arithmeticPerOutput: ResamplerArithmetic { get }
+    /// Downmixes `frames` of `stereo` straight into the stage's input and writes every output now
+    /// complete, as ``process(_:into:)`` would after a separate downmix; nil (nothing consumed)
+    /// when the stage has no such path for this input.
+    func processStereo(_ stereo: InterleavedStereo, frames: Int, into output: UnsafeMutablePointer<Float>) -> Int?
+}
+
+extension ResamplingStage {
+    func processStereo(_ stereo: InterleavedStereo, frames: Int, into output: UnsafeMutablePointer<Float>) -> Int? { nil }
 }
 
 extension SharpStage: ResamplingStage {}
@@ -55,9 +87,7 @@ public final class BuiltInResampler: Resampler {
     private let buffers: [UnsafeMutablePointer<Float>]
     private let capacities: [Int]
     private let staging: UnsafeMutablePointer<Float>
-    /// The first stage when it decimates by 2: stereo Float32 is downmixed straight into its streams.
-    private let stereoEntry: SharpStage?
-    /// Mono samples of one block of stereo input, for a chain without a `stereoEntry`.
+    /// Mono samples of one block of stereo input, when the first stage cannot take it directly.
     private let downmixed: UnsafeMutablePointer<Float>
     private let zeros: UnsafeMutablePointer<Float>
     @exclusivity(unchecked) private var consumedFrames = 0
@@ -131,7 +161,6 @@ public final class BuiltInResampler: Resampler {
             }
         }
         self.stages = stages
-        stereoEntry = (stages.first as? SharpStage).flatMap { $0.takesStereoFloat ? $0 : nil }
         downmixed = .allocate(capacity: block)
         self.arithmetic = arithmetic
         self.capacities = capacities
@@ -176,15 +205,16 @@ public final class BuiltInResampler: Resampler {
         return produced
     }
 
-    /// Downmixes interleaved stereo Float32 frames to mono ((L + R) / 2 with each sample's NaN
-    /// made 0 and clamped to ±1, as ``DSPKernels/downmixStereoFloat`` computes it) and resamples
-    /// them: the same output as downmixing first and calling ``process(_:into:)``. A chain that
-    /// starts by decimating by 2 (48 kHz to 16 kHz, for one) takes the downmix straight into that
-    /// stage's input streams, one pass over the samples fewer.
+    /// Downmixes interleaved stereo frames to mono ((L + R) / 2 of the normalised samples, as
+    /// ``DSPKernels/downmixStereoFloat`` and ``DSPKernels/downmixStereoInt16`` compute it) and
+    /// resamples them: the same output as downmixing first and calling ``process(_:into:)``. The
+    /// downmix writes straight into the first stage's input where that stage allows it (a
+    /// decimate-by-2 stage with Float32, as 48 kHz → 16 kHz starts; the polyphase stage with
+    /// either type, as 44.1 kHz → 16 kHz starts): one pass over the samples fewer.
     /// - Parameters:
-    ///   - input: `2 · frames` samples, left then right.
+    ///   - stereo: `2 · frames` samples, left then right.
     ///   - output: at least ``maxOutputFrames(forInputFrames:)`` frames.
-    public func processStereoFloat(_ input: UnsafePointer<Float>, frames: Int, into output: UnsafeMutableBufferPointer<Float>) throws(ResamplerError) -> Int {
+    public func processStereo(_ stereo: InterleavedStereo, frames: Int, into output: UnsafeMutableBufferPointer<Float>) throws(ResamplerError) -> Int {
         let needed = maxOutputFrames(forInputFrames: frames)
         guard output.count >= needed else { throw .outputBufferTooSmall(needed: needed, available: output.count) }
         guard let destination = output.baseAddress, frames > 0 else { return 0 }
@@ -192,13 +222,13 @@ public final class BuiltInResampler: Resampler {
         var offset = 0
         while offset < frames {
             let count = min(Self.blockFrames, frames - offset)
-            let source = input + 2 * offset
-            if let entry = stereoEntry {
-                let target = stages.count == 1 ? destination + produced : buffers[0]
-                let made = entry.processStereoFloat(source, frames: count, into: target)
+            let block = stereo.advanced(by: offset)
+            // The first stage writes where the second reads, or straight into the output when it is the only one.
+            let target = stages.count > 1 ? buffers[0] : destination + produced
+            if !stages.isEmpty, let made = stages[0].processStereo(block, frames: count, into: target) {
                 produced += runStages(from: 1, UnsafeBufferPointer(start: target, count: made), into: destination + produced)
             } else {
-                kernels.downmixStereoFloat(source, downmixed, count)
+                block.downmix(frames: count, into: downmixed, kernels: kernels)
                 produced += runChain(UnsafeBufferPointer(start: downmixed, count: count), into: destination + produced)
             }
             offset += count

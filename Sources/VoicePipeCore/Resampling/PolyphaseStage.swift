@@ -115,6 +115,19 @@ final class PolyphaseStage {
 
     func process(_ input: UnsafeBufferPointer<Float>, into output: UnsafeMutablePointer<Float>) -> Int {
         history.append(input)
+        return emitOutputs(into: output)
+    }
+
+    /// Stereo input downmixed straight into the history (no intermediate mono buffer); then as
+    /// ``process(_:into:)``, with the same outputs.
+    func processStereo(_ stereo: InterleavedStereo, frames: Int, into output: UnsafeMutablePointer<Float>) -> Int? {
+        stereo.downmix(frames: frames, into: history.reserve(frames), kernels: kernels)
+        history.commit(frames)
+        return emitOutputs(into: output)
+    }
+
+    /// Writes every output the history now completes, then drops input no output needs.
+    private func emitOutputs(into output: UnsafeMutablePointer<Float>) -> Int {
         // The loop works on locals: stored properties of a class would be reloaded, stored and
         // exclusivity-checked on every output.
         var base = self.base

@@ -165,14 +165,11 @@ final class SharpStage {
         return emitOutputs(into: output)
     }
 
-    /// Whether ``processStereoFloat(_:frames:into:)`` applies: a decimate-by-2 stage.
-    var takesStereoFloat: Bool { up == 1 && down == 2 }
-
-    /// Interleaved stereo Float32 frames, downmixed as ``DSPKernels/downmixStereoFloat`` does and
-    /// dealt out to the two input streams in the same pass; then as ``process(_:into:)``, with the
-    /// same outputs. Only for a stage that ``takesStereoFloat``.
-    func processStereoFloat(_ source: UnsafePointer<Float>, frames: Int, into output: UnsafeMutablePointer<Float>) -> Int {
-        assert(takesStereoFloat, "a stereo downmix can only be split into a decimate-by-2 stage's streams")
+    /// Stereo Float32 into a decimate-by-2 stage: the downmix is dealt out to the two input
+    /// streams in the same pass (``DSPKernels/downmixStereoFloatSplit``); then as
+    /// ``process(_:into:)``, with the same outputs. Nil for any other stage or input type.
+    func processStereo(_ stereo: InterleavedStereo, frames: Int, into output: UnsafeMutablePointer<Float>) -> Int? {
+        guard up == 1, down == 2, case .float32(let source) = stereo else { return nil }
         // The next sample belongs to stream (received mod 2); the two alternate from there.
         let firstStream = streams[received & 1], secondStream = streams[1 - (received & 1)]
         let firstCount = (frames + 1) / 2, secondCount = frames / 2
