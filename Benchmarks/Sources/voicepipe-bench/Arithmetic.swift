@@ -11,6 +11,11 @@ struct FMAPeak: Codable {
     /// in two reaches about the AVX2 figure.
     var avx512: Double?
 
+    /// Eight-lane FMAs each fed by one load from L1 and one add (``bench_folded_fma_avx2``): the
+    /// ceiling for a folded FIR's inner loop on this core, below the peak when loads and adds
+    /// compete with the FMAs; nil without AVX2 and FMA.
+    var foldedAVX2: Double?
+
     /// The larger of the two: the peak the achieved rates are a fraction of.
     var peak: Double? { [avx2, avx512].compactMap { $0 }.max() }
 
@@ -28,9 +33,11 @@ struct FMAPeak: Codable {
             // The sum is used, so no run can be optimised away.
             return keep.isNaN ? 0 : best
         }
+        let samples = [Float](repeating: 0.001, count: 128)
         return FMAPeak(
             avx2: machine.avx2 && machine.fma ? fastest(lanes: 8) { bench_fma_peak_avx2($0) } : nil,
-            avx512: machine.avx512f ? fastest(lanes: 16) { bench_fma_peak_avx512($0) } : nil)
+            avx512: machine.avx512f ? fastest(lanes: 16) { bench_fma_peak_avx512($0) } : nil,
+            foldedAVX2: machine.avx2 && machine.fma ? fastest(lanes: 8) { n in samples.withUnsafeBufferPointer { bench_folded_fma_avx2($0.baseAddress!, n) } } : nil)
     }
 }
 

@@ -9,4 +9,8 @@ float bench_fma_peak_avx2(long iterations);
 /// The same with twelve 16-lane AVX-512 FMAs: 192 lane-FMAs a step. Call only with AVX-512 F.
 float bench_fma_peak_avx512(long iterations);
 
+/// Twelve independent 8-lane FMAs a step, each fed by one unaligned load from `samples` (at least
+/// 128 floats, in L1) plus one add: the cheapest form of a folded symmetric FIR's inner loop.
+float bench_folded_fma_avx2(const float *samples, long iterations);
+
 #endif
