@@ -581,6 +581,30 @@ VP_AVX2 void vp_downmix_stereo_int16_avx2(const int16_t *input, float *output, i
     for (; f < frames; f++) output[f] = ((float)input[2 * f] * (1.0f / 32768.0f) + (float)input[2 * f + 1] * (1.0f / 32768.0f)) * 0.5f;
 }
 
+/// vp_downmix_stereo_int16_avx2 dealt out to two streams as vp_downmix_stereo_float_split_avx2
+/// does: mono sample 2k to first[k], 2k + 1 to second[k], sixteen frames per step.
+VP_AVX2 void vp_downmix_stereo_int16_split_avx2(const int16_t *input, float *first, float *second, intptr_t frames) {
+    const __m256 scale = _mm256_set1_ps(1.0f / 32768.0f), half = _mm256_set1_ps(0.5f);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    intptr_t f = 0;
+    for (; f + 16 <= frames; f += 16) {
+        __m256 v[4];
+        for (int k = 0; k < 2; k++) {
+            const __m256i x = _mm256_loadu_si256((const __m256i *)(input + 2 * f + 16 * k));
+            v[2 * k] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(x))), scale);
+            v[2 * k + 1] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(x, 1))), scale);
+        }
+        const __m256 low = _mm256_hadd_ps(v[0], v[1]), high = _mm256_hadd_ps(v[2], v[3]);
+        const __m256 even = _mm256_permutevar8x32_ps(_mm256_shuffle_ps(low, high, _MM_SHUFFLE(2, 0, 2, 0)), order);
+        const __m256 odd = _mm256_permutevar8x32_ps(_mm256_shuffle_ps(low, high, _MM_SHUFFLE(3, 1, 3, 1)), order);
+        _mm256_storeu_ps(first + f / 2, _mm256_mul_ps(even, half));
+        _mm256_storeu_ps(second + f / 2, _mm256_mul_ps(odd, half));
+    }
+    for (; f < frames; f++) {
+        (f & 1 ? second : first)[f / 2] = ((float)input[2 * f] * (1.0f / 32768.0f) + (float)input[2 * f + 1] * (1.0f / 32768.0f)) * 0.5f;
+    }
+}
+
 /// Sixteen samples per step: sign-extend to 32 bits, convert (exact), scale by 2^-15 (exact).
 VP_AVX2 void vp_convert_float_avx2(const int16_t *input, float *output, intptr_t count) {
     const __m256 scale = _mm256_set1_ps(1.0f / 32768.0f);
@@ -659,6 +683,12 @@ void vp_downmix_stereo_float_split_avx2(const float *input, float *first, float 
         l = l != l ? 0.0f : (l < -1.0f ? -1.0f : (l > 1.0f ? 1.0f : l));
         r = r != r ? 0.0f : (r < -1.0f ? -1.0f : (r > 1.0f ? 1.0f : r));
         (f & 1 ? second : first)[f / 2] = (l + r) * 0.5f;
+    }
+}
+
+void vp_downmix_stereo_int16_split_avx2(const int16_t *input, float *first, float *second, intptr_t frames) {
+    for (intptr_t f = 0; f < frames; f++) {
+        (f & 1 ? second : first)[f / 2] = ((float)input[2 * f] * (1.0f / 32768.0f) + (float)input[2 * f + 1] * (1.0f / 32768.0f)) * 0.5f;
     }
 }
 

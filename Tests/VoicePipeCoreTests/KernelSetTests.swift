@@ -203,27 +203,39 @@ struct ConversionKernelTests {
         }
     }
 
-    @Test func everyKernelSetDealsTheStereoDownmixOutToTwoStreamsExactly() {
+    @Test func everyKernelSetDealsTheStereoDownmixesOutToTwoStreamsExactly() {
         var generator = SplitMix64(seed: 29)
         var floats: [Float] = (0..<2_100).map { _ in Float(generator.nextUnit() * 2.4 - 1.2) }
         for (i, value) in [Float.nan, .infinity, -.infinity, 1, -1, 3e9, -3e9, -0.0, .leastNonzeroMagnitude, -.nan].enumerated() {
             floats[41 * i + 3] = value
             floats[floats.count - 1 - 2 * i] = value
         }
+        let ints: [Int16] = (0..<2_094).map { _ in Int16(truncatingIfNeeded: generator.next()) } + [.min, .max, .min, .min, .max, .max]
         for kernels in kernelSets {
-            for frames in [0, 1, 2, 15, 16, 17, 31, 32, 33, 1_000, 1_049] {
-                var mono = [Float](repeating: .nan, count: frames)
-                // Streams one sample longer than they should fill: the extra sample must stay untouched.
-                var first = [Float](repeating: .nan, count: (frames + 1) / 2 + 1), second = [Float](repeating: .nan, count: frames / 2 + 1)
-                floats.withUnsafeBufferPointer { input in
-                    kernels.downmixStereoFloat(input.baseAddress!, &mono, frames)
-                    kernels.downmixStereoFloatSplit(input.baseAddress!, &first, &second, frames)
+            for type in ["Float32", "Int16"] {
+                for frames in [0, 1, 2, 15, 16, 17, 31, 32, 33, 1_000, 1_049] {
+                    var mono = [Float](repeating: .nan, count: frames)
+                    // Streams one sample longer than they should fill: the extra sample must stay untouched.
+                    var first = [Float](repeating: .nan, count: (frames + 1) / 2 + 1), second = [Float](repeating: .nan, count: frames / 2 + 1)
+                    if type == "Float32" {
+                        floats.withUnsafeBufferPointer { input in
+                            kernels.downmixStereoFloat(input.baseAddress!, &mono, frames)
+                            kernels.downmixStereoFloatSplit(input.baseAddress!, &first, &second, frames)
+                        }
+                    } else {
+                        // The last frames, with the extreme values, reach the vector lanes when frames is 1 049.
+                        ints.withUnsafeBufferPointer { input in
+                            let start = input.baseAddress! + input.count - 2 * max(frames, 1)
+                            kernels.downmixStereoInt16(start, &mono, frames)
+                            kernels.downmixStereoInt16Split(start, &first, &second, frames)
+                        }
+                    }
+                    let even = stride(from: 0, to: frames, by: 2).map { mono[$0].bitPattern }
+                    let odd = stride(from: 1, to: frames, by: 2).map { mono[$0].bitPattern }
+                    #expect(first.dropLast().map(\.bitPattern) == even, "\(kernels.name), \(frames) \(type) frames: first stream")
+                    #expect(second.dropLast().map(\.bitPattern) == odd, "\(kernels.name), \(frames) \(type) frames: second stream")
+                    #expect(first.last!.isNaN && second.last!.isNaN, "\(kernels.name), \(frames) \(type) frames: wrote past the streams")
                 }
-                let even = stride(from: 0, to: frames, by: 2).map { mono[$0].bitPattern }
-                let odd = stride(from: 1, to: frames, by: 2).map { mono[$0].bitPattern }
-                #expect(first.dropLast().map(\.bitPattern) == even, "\(kernels.name), \(frames) frames: first stream")
-                #expect(second.dropLast().map(\.bitPattern) == odd, "\(kernels.name), \(frames) frames: second stream")
-                #expect(first.last!.isNaN && second.last!.isNaN, "\(kernels.name), \(frames) frames: wrote past the streams")
             }
         }
     }

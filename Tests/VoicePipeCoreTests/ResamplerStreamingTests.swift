@@ -29,10 +29,10 @@ struct ResamplerStreamingTests {
         }
     }
 
-    /// 48 and 96 kHz start with a decimate-by-2 stage, which takes a Float32 downmix into its
+    /// 48 and 96 kHz start with a decimate-by-2 stage, which takes the downmix into its two
     /// streams; 32 kHz is that stage alone; 44.1 kHz starts with the polyphase stage, which takes
-    /// either type into its history; 16 kHz (no stage) and every Int16 case but 44.1 kHz downmix
-    /// into a buffer first. Every one must give the output of downmixing, then `process`.
+    /// it into its history; 16 kHz (no stage) downmixes into a buffer first. Every one, with either
+    /// sample type, must give the output of downmixing, then `process`.
     @Test(arguments: [48_000.0, 96_000, 32_000, 44_100, 16_000])
     func stereoInputGivesTheOutputOfItsDownmix(inputRate: Double) throws {
         let frames = Int(inputRate * 0.1) + 13

@@ -75,8 +75,9 @@ void vp_interpolate_avx512(const float *x, const float *evenTaps, const float *o
 /// to ±1; Int16: x / 32768); exact, the same result as the scalar rule in any case.
 void vp_downmix_stereo_float_avx2(const float *input, float *output, intptr_t frames);
 void vp_downmix_stereo_int16_avx2(const int16_t *input, float *output, intptr_t frames);
-/// The Float32 downmix dealt out to two streams: mono sample 2k to first[k], 2k + 1 to second[k].
+/// The downmixes dealt out to two streams: mono sample 2k to first[k], 2k + 1 to second[k].
 void vp_downmix_stereo_float_split_avx2(const float *input, float *first, float *second, intptr_t frames);
+void vp_downmix_stereo_int16_split_avx2(const int16_t *input, float *first, float *second, intptr_t frames);
 
 /// Float -> Int16 (x32768, nearest-even, saturate, NaN -> 0), with the peaks of input and output.
 /// Exact: the same result as the scalar rule in any case.

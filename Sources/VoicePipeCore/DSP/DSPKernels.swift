@@ -96,6 +96,11 @@ public struct DSPKernels: Sendable {
         _ input: UnsafePointer<Float>, _ first: UnsafeMutablePointer<Float>, _ second: UnsafeMutablePointer<Float>, _ frames: Int
     ) -> Void
 
+    /// ``DownmixStereoInt16`` dealt out to two streams as ``DownmixStereoFloatSplit`` does.
+    public typealias DownmixStereoInt16Split = @convention(c) (
+        _ input: UnsafePointer<Int16>, _ first: UnsafeMutablePointer<Float>, _ second: UnsafeMutablePointer<Float>, _ frames: Int
+    ) -> Void
+
     public typealias DownmixStereoInt16 = @convention(c) (
         _ input: UnsafePointer<Int16>, _ output: UnsafeMutablePointer<Float>, _ frames: Int
     ) -> Void
@@ -110,6 +115,7 @@ public struct DSPKernels: Sendable {
     public let downmixStereoFloat: DownmixStereoFloat
     public let downmixStereoInt16: DownmixStereoInt16
     public let downmixStereoFloatSplit: DownmixStereoFloatSplit
+    public let downmixStereoInt16Split: DownmixStereoInt16Split
     /// The polyphase kernel's vector width: table rows are padded with zero taps to a multiple.
     public let polyphaseRowMultiple: Int
 
@@ -117,8 +123,10 @@ public struct DSPKernels: Sendable {
                 downmixStereoFloat: DownmixStereoFloat = { input, output, frames in Downmix.stereoFloat(input, frames: frames, into: output) },
                 downmixStereoInt16: DownmixStereoInt16 = { input, output, frames in Downmix.stereoInt16(input, frames: frames, into: output) },
                 downmixStereoFloatSplit: DownmixStereoFloatSplit = { input, first, second, frames in Downmix.stereoFloatSplit(input, frames: frames, into: first, second) },
+                downmixStereoInt16Split: DownmixStereoInt16Split = { input, first, second, frames in Downmix.stereoInt16Split(input, frames: frames, into: first, second) },
                 polyphaseRowMultiple: Int) {
         self.downmixStereoFloatSplit = downmixStereoFloatSplit
+        self.downmixStereoInt16Split = downmixStereoInt16Split
         self.name = name
         self.downmixStereoFloat = downmixStereoFloat
         self.downmixStereoInt16 = downmixStereoInt16
@@ -158,7 +166,8 @@ public struct DSPKernels: Sendable {
         ? DSPKernels(name: "AVX2 + FMA (C)", decimate: vp_decimate_avx2, interpolate: vp_interpolate_avx2, polyphase: vp_polyphase_avx2,
                      convertToInt16: vp_convert_int16_avx2, convertToFloat: vp_convert_float_avx2,
                      downmixStereoFloat: vp_downmix_stereo_float_avx2, downmixStereoInt16: vp_downmix_stereo_int16_avx2,
-                     downmixStereoFloatSplit: vp_downmix_stereo_float_split_avx2, polyphaseRowMultiple: 4)
+                     downmixStereoFloatSplit: vp_downmix_stereo_float_split_avx2, downmixStereoInt16Split: vp_downmix_stereo_int16_split_avx2,
+                     polyphaseRowMultiple: 4)
         : nil
 
     /// The AVX2 set with sixteen-lane AVX-512 decimate and interpolate kernels (bit for bit the
@@ -167,7 +176,8 @@ public struct DSPKernels: Sendable {
         ? DSPKernels(name: "AVX-512 + FMA (C)", decimate: vp_decimate_avx512, interpolate: vp_interpolate_avx512, polyphase: vp_polyphase_avx2,
                      convertToInt16: vp_convert_int16_avx2, convertToFloat: vp_convert_float_avx2,
                      downmixStereoFloat: vp_downmix_stereo_float_avx2, downmixStereoInt16: vp_downmix_stereo_int16_avx2,
-                     downmixStereoFloatSplit: vp_downmix_stereo_float_split_avx2, polyphaseRowMultiple: 4)
+                     downmixStereoFloatSplit: vp_downmix_stereo_float_split_avx2, downmixStereoInt16Split: vp_downmix_stereo_int16_split_avx2,
+                     polyphaseRowMultiple: 4)
         : nil
 
     /// The plain C references of the AVX2 kernels: the same operations in the same order, one

@@ -95,6 +95,18 @@ public enum Downmix {
         }
     }
 
+    /// ``stereoInt16(_:frames:into:)`` dealt out to two streams: mono sample 2k to `first[k]`,
+    /// 2k + 1 to `second[k]`.
+    @usableFromInline
+    static func stereoInt16Split(_ source: UnsafePointer<Int16>, frames: Int, into first: UnsafeMutablePointer<Float>, _ second: UnsafeMutablePointer<Float>) {
+        var f = 0
+        while f < frames {
+            let mono = (source[2 * f].normalized + source[2 * f + 1].normalized) * 0.5
+            if f & 1 == 0 { first[f / 2] = mono } else { second[f / 2] = mono }
+            f += 1
+        }
+    }
+
     /// (L.normalized + R.normalized) · 0.5 for interleaved stereo Float32, eight frames at a time.
     @inlinable
     static func stereoFloat(_ source: UnsafePointer<Float>, frames: Int, into destination: UnsafeMutablePointer<Float>) {

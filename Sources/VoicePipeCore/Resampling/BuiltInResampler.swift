@@ -209,8 +209,8 @@ public final class BuiltInResampler: Resampler {
     /// ``DSPKernels/downmixStereoFloat`` and ``DSPKernels/downmixStereoInt16`` compute it) and
     /// resamples them: the same output as downmixing first and calling ``process(_:into:)``. The
     /// downmix writes straight into the first stage's input where that stage allows it (a
-    /// decimate-by-2 stage with Float32, as 48 kHz → 16 kHz starts; the polyphase stage with
-    /// either type, as 44.1 kHz → 16 kHz starts): one pass over the samples fewer.
+    /// decimate-by-2 stage, as 48 kHz → 16 kHz starts; the polyphase stage, as 44.1 kHz → 16 kHz
+    /// starts): one pass over the samples fewer.
     /// - Parameters:
     ///   - stereo: `2 · frames` samples, left then right.
     ///   - output: at least ``maxOutputFrames(forInputFrames:)`` frames.

@@ -165,15 +165,19 @@ final class SharpStage {
         return emitOutputs(into: output)
     }
 
-    /// Stereo Float32 into a decimate-by-2 stage: the downmix is dealt out to the two input
-    /// streams in the same pass (``DSPKernels/downmixStereoFloatSplit``); then as
-    /// ``process(_:into:)``, with the same outputs. Nil for any other stage or input type.
+    /// Stereo into a decimate-by-2 stage: the downmix is dealt out to the two input streams in
+    /// the same pass (``DSPKernels/downmixStereoFloatSplit``, ``DSPKernels/downmixStereoInt16Split``);
+    /// then as ``process(_:into:)``, with the same outputs. Nil for any other stage.
     func processStereo(_ stereo: InterleavedStereo, frames: Int, into output: UnsafeMutablePointer<Float>) -> Int? {
-        guard up == 1, down == 2, case .float32(let source) = stereo else { return nil }
+        guard up == 1, down == 2 else { return nil }
         // The next sample belongs to stream (received mod 2); the two alternate from there.
         let firstStream = streams[received & 1], secondStream = streams[1 - (received & 1)]
         let firstCount = (frames + 1) / 2, secondCount = frames / 2
-        kernels.downmixStereoFloatSplit(source, firstStream.reserve(firstCount), secondStream.reserve(secondCount), frames)
+        let first = firstStream.reserve(firstCount), second = secondStream.reserve(secondCount)
+        switch stereo {
+        case .float32(let source): kernels.downmixStereoFloatSplit(source, first, second, frames)
+        case .int16(let source): kernels.downmixStereoInt16Split(source, first, second, frames)
+        }
         firstStream.commit(firstCount)
         secondStream.commit(secondCount)
         received += frames
