@@ -538,14 +538,25 @@ VP_AVX2 void vp_downmix_stereo_float_avx2(const float *input, float *output, int
     }
 }
 
+/// Sixteen stereo frames as four vectors of normalised (L R L R …) samples: each frame's L + R,
+/// halved, mono sample 2k to first[k] and 2k + 1 to second[k] (k < 8). hadd leaves (m0 m1 m4 m5 |
+/// m2 m3 m6 m7) and (m8 m9 m12 m13 | m10 m11 m14 m15); the shuffles take the even and odd ones as
+/// (m0 m4 m8 m12 | m2 m6 m10 m14), which the permutation orders.
+VP_AVX2 static inline void deal_out_mono(const __m256 v[4], float *first, float *second) {
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    const __m256 half = _mm256_set1_ps(0.5f);
+    const __m256 low = _mm256_hadd_ps(v[0], v[1]), high = _mm256_hadd_ps(v[2], v[3]);
+    const __m256 even = _mm256_permutevar8x32_ps(_mm256_shuffle_ps(low, high, _MM_SHUFFLE(2, 0, 2, 0)), order);
+    const __m256 odd = _mm256_permutevar8x32_ps(_mm256_shuffle_ps(low, high, _MM_SHUFFLE(3, 1, 3, 1)), order);
+    _mm256_storeu_ps(first, _mm256_mul_ps(even, half));
+    _mm256_storeu_ps(second, _mm256_mul_ps(odd, half));
+}
+
 /// vp_downmix_stereo_float_avx2 with its output dealt out to two streams: mono sample 2k to
 /// first[k], 2k + 1 to second[k] (a half-band decimator's even and odd streams), sixteen frames
 /// per step. The same operations per sample, so the same results.
 VP_AVX2 void vp_downmix_stereo_float_split_avx2(const float *input, float *first, float *second, intptr_t frames) {
-    const __m256 one = _mm256_set1_ps(1.0f), minusOne = _mm256_set1_ps(-1.0f), half = _mm256_set1_ps(0.5f);
-    // hadd leaves (m0 m1 m4 m5 | m2 m3 m6 m7) and (m8 m9 m12 m13 | m10 m11 m14 m15); the shuffles
-    // take the even and odd ones as (m0 m4 m8 m12 | m2 m6 m10 m14), which this permutation orders.
-    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    const __m256 one = _mm256_set1_ps(1.0f), minusOne = _mm256_set1_ps(-1.0f);
     intptr_t f = 0;
     for (; f + 16 <= frames; f += 16) {
         __m256 v[4];
@@ -553,11 +564,7 @@ VP_AVX2 void vp_downmix_stereo_float_split_avx2(const float *input, float *first
             const __m256 x = _mm256_loadu_ps(input + 2 * f + 8 * k);
             v[k] = _mm256_min_ps(_mm256_max_ps(_mm256_and_ps(x, _mm256_cmp_ps(x, x, _CMP_ORD_Q)), minusOne), one);
         }
-        const __m256 low = _mm256_hadd_ps(v[0], v[1]), high = _mm256_hadd_ps(v[2], v[3]);
-        const __m256 even = _mm256_permutevar8x32_ps(_mm256_shuffle_ps(low, high, _MM_SHUFFLE(2, 0, 2, 0)), order);
-        const __m256 odd = _mm256_permutevar8x32_ps(_mm256_shuffle_ps(low, high, _MM_SHUFFLE(3, 1, 3, 1)), order);
-        _mm256_storeu_ps(first + f / 2, _mm256_mul_ps(even, half));
-        _mm256_storeu_ps(second + f / 2, _mm256_mul_ps(odd, half));
+        deal_out_mono(v, first + f / 2, second + f / 2);
     }
     for (; f < frames; f++) {
         float l = input[2 * f], r = input[2 * f + 1];
@@ -584,8 +591,7 @@ VP_AVX2 void vp_downmix_stereo_int16_avx2(const int16_t *input, float *output, i
 /// vp_downmix_stereo_int16_avx2 dealt out to two streams as vp_downmix_stereo_float_split_avx2
 /// does: mono sample 2k to first[k], 2k + 1 to second[k], sixteen frames per step.
 VP_AVX2 void vp_downmix_stereo_int16_split_avx2(const int16_t *input, float *first, float *second, intptr_t frames) {
-    const __m256 scale = _mm256_set1_ps(1.0f / 32768.0f), half = _mm256_set1_ps(0.5f);
-    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    const __m256 scale = _mm256_set1_ps(1.0f / 32768.0f);
     intptr_t f = 0;
     for (; f + 16 <= frames; f += 16) {
         __m256 v[4];
@@ -594,11 +600,7 @@ VP_AVX2 void vp_downmix_stereo_int16_split_avx2(const int16_t *input, float *fir
             v[2 * k] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(x))), scale);
             v[2 * k + 1] = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm256_extracti128_si256(x, 1))), scale);
         }
-        const __m256 low = _mm256_hadd_ps(v[0], v[1]), high = _mm256_hadd_ps(v[2], v[3]);
-        const __m256 even = _mm256_permutevar8x32_ps(_mm256_shuffle_ps(low, high, _MM_SHUFFLE(2, 0, 2, 0)), order);
-        const __m256 odd = _mm256_permutevar8x32_ps(_mm256_shuffle_ps(low, high, _MM_SHUFFLE(3, 1, 3, 1)), order);
-        _mm256_storeu_ps(first + f / 2, _mm256_mul_ps(even, half));
-        _mm256_storeu_ps(second + f / 2, _mm256_mul_ps(odd, half));
+        deal_out_mono(v, first + f / 2, second + f / 2);
     }
     for (; f < frames; f++) {
         (f & 1 ? second : first)[f / 2] = ((float)input[2 * f] * (1.0f / 32768.0f) + (float)input[2 * f + 1] * (1.0f / 32768.0f)) * 0.5f;
