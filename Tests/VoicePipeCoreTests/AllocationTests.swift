@@ -17,6 +17,7 @@ struct AllocationTests {
     @Test(arguments: [
         AudioFormat(sampleRate: 48_000, channelCount: 2, sampleType: .float32),
         AudioFormat(sampleRate: 44_100, channelCount: 2, sampleType: .int16),
+        AudioFormat(sampleRate: 48_000, channelCount: 2, sampleType: .int16),
         AudioFormat(sampleRate: 8_000, channelCount: 1, sampleType: .int16),
         AudioFormat(sampleRate: 22_050, channelCount: 1, sampleType: .int32),
         AudioFormat(sampleRate: 44_056, channelCount: 1, sampleType: .float64),

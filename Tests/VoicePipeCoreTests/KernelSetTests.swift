@@ -213,7 +213,7 @@ struct ConversionKernelTests {
         let ints: [Int16] = (0..<2_094).map { _ in Int16(truncatingIfNeeded: generator.next()) } + [.min, .max, .min, .min, .max, .max]
         for kernels in kernelSets {
             for type in ["Float32", "Int16"] {
-                for frames in [0, 1, 2, 15, 16, 17, 31, 32, 33, 1_000, 1_049] {
+                for frames in [0, 1, 2, 15, 16, 17, 31, 32, 33, 1_000, 1_049, 1_056] {
                     var mono = [Float](repeating: .nan, count: frames)
                     // Streams one sample longer than they should fill: the extra sample must stay untouched.
                     var first = [Float](repeating: .nan, count: (frames + 1) / 2 + 1), second = [Float](repeating: .nan, count: frames / 2 + 1)
@@ -223,7 +223,8 @@ struct ConversionKernelTests {
                             kernels.downmixStereoFloatSplit(input.baseAddress!, &first, &second, frames)
                         }
                     } else {
-                        // The last frames, with the extreme values, reach the vector lanes when frames is 1 049.
+                        // The last frames carry the extreme values: the vector lanes get them at 16 and
+                        // 1 056 frames, the scalar tail at 1 049.
                         ints.withUnsafeBufferPointer { input in
                             let start = input.baseAddress! + input.count - 2 * max(frames, 1)
                             kernels.downmixStereoInt16(start, &mono, frames)

@@ -29,53 +29,92 @@ struct ResamplerStreamingTests {
         }
     }
 
-    /// 48 and 96 kHz start with a decimate-by-2 stage, which takes the downmix into its two
-    /// streams; 32 kHz is that stage alone; 44.1 kHz starts with the polyphase stage, which takes
-    /// it into its history; 16 kHz (no stage) downmixes into a buffer first. Every one, with either
-    /// sample type, must give the output of downmixing, then `process`.
-    @Test(arguments: [48_000.0, 96_000, 32_000, 44_100, 16_000])
-    func stereoInputGivesTheOutputOfItsDownmix(inputRate: Double) throws {
-        let frames = Int(inputRate * 0.1) + 13
-        let left = Self.testSignal(rate: inputRate, frames: frames)
+    /// Interleaved stereo test input, Float32 and Int16 (with a NaN and an out-of-range sample),
+    /// and the mono signal each downmixes to.
+    static func stereoSignal(rate: Double, frames: Int) -> (floats: [Float], ints: [Int16], floatMono: [Float], intMono: [Float]) {
+        let left = testSignal(rate: rate, frames: frames)
         let right = Signals.noise(amplitude: 0.7, frames: frames, seed: 7).map { Float($0) }
         var floats = [Float](repeating: 0, count: 2 * frames)
         for f in 0..<frames {
             floats[2 * f] = left[f]
             floats[2 * f + 1] = right[f]
         }
-        // Out-of-range and NaN samples are clamped and zeroed on both paths.
         floats[101] = .nan
         floats[2 * frames - 3] = 4
         let ints = floats.map { Int16(clamping: Int(($0.isNaN ? 0 : $0) * 32767)) }
         let floatMono = (0..<frames).map { (floats[2 * $0].normalized + floats[2 * $0 + 1].normalized) * 0.5 }
         let intMono = (0..<frames).map { (ints[2 * $0].normalized + ints[2 * $0 + 1].normalized) * 0.5 }
-        for (type, mono) in [("Float32", floatMono), ("Int16", intMono)] {
-            let expected = try ResamplerHarness.stream(BuiltInResampler(inputRate: inputRate, outputRate: 16_000), mono, chunkSizes: [frames])
-            let resampler = try BuiltInResampler(inputRate: inputRate, outputRate: 16_000)
-            // Odd chunk sizes change which stream the next sample starts; 3 000 spans internal blocks.
-            for cuts in [[frames], [1], [7], [480], [3_000], ResamplerHarness.randomCuts(count: 100, maximum: 2_500, seed: 5)] {
-                var output: [Float] = []
-                var offset = 0
-                var cut = 0
-                while offset < frames {
-                    let count = min(cuts[cut % cuts.count], frames - offset)
-                    var chunk = [Float](repeating: .nan, count: resampler.maxOutputFrames(forInputFrames: count))
-                    let made = try floats.withUnsafeBufferPointer { f in
-                        try ints.withUnsafeBufferPointer { i in
-                            let stereo: InterleavedStereo = type == "Int16" ? .int16(i.baseAddress! + 2 * offset) : .float32(f.baseAddress! + 2 * offset)
-                            return try chunk.withUnsafeMutableBufferPointer { try resampler.processStereo(stereo, frames: count, into: $0) }
+        return (floats, ints, floatMono, intMono)
+    }
+
+    /// 48 and 96 kHz start with a decimate-by-2 stage, which takes the downmix into its two
+    /// streams; 32 kHz is that stage alone; 44.1 kHz starts with the polyphase stage, which takes
+    /// it into its history; 8 kHz starts with the interpolator and 16 kHz has no stage, so both
+    /// downmix into a buffer first. Every one, with either sample type and kernel set, must give
+    /// the output of downmixing, then `process`, however the input is cut.
+    @Test(arguments: [48_000.0, 96_000, 32_000, 44_100, 8_000, 16_000])
+    func stereoInputGivesTheOutputOfItsDownmix(inputRate: Double) throws {
+        let frames = Int(inputRate * 0.1) + 13
+        let signal = Self.stereoSignal(rate: inputRate, frames: frames)
+        for kernels in [DSPKernels.best, .portable] {
+            for (type, mono) in [("Float32", signal.floatMono), ("Int16", signal.intMono)] {
+                let expected = try ResamplerHarness.stream(BuiltInResampler(inputRate: inputRate, outputRate: 16_000, kernels: kernels), mono, chunkSizes: [frames])
+                let resampler = try BuiltInResampler(inputRate: inputRate, outputRate: 16_000, kernels: kernels)
+                // Odd chunk sizes change which stream the next sample starts; 3 000 spans internal blocks.
+                for cuts in [[frames], [1], [7], [480], [3_000], ResamplerHarness.randomCuts(count: 100, maximum: 2_500, seed: 5)] {
+                    var output: [Float] = []
+                    var offset = 0
+                    var cut = 0
+                    while offset < frames {
+                        let count = min(cuts[cut % cuts.count], frames - offset)
+                        var chunk = [Float](repeating: .nan, count: resampler.maxOutputFrames(forInputFrames: count))
+                        let made = try signal.floats.withUnsafeBufferPointer { f in
+                            try signal.ints.withUnsafeBufferPointer { i in
+                                let stereo: InterleavedStereo = type == "Int16" ? .int16(i.baseAddress! + 2 * offset) : .float32(f.baseAddress! + 2 * offset)
+                                return try chunk.withUnsafeMutableBufferPointer { try resampler.processStereo(stereo, frames: count, into: $0) }
+                            }
                         }
+                        output += chunk.prefix(made)
+                        offset += count
+                        cut += 1
                     }
-                    output += chunk.prefix(made)
-                    offset += count
-                    cut += 1
+                    var tail = [Float](repeating: .nan, count: resampler.maxFlushFrames)
+                    let flushed = try tail.withUnsafeMutableBufferPointer { try resampler.flush(into: $0) }
+                    output += tail.prefix(flushed)
+                    #expect(output.map(\.bitPattern) == expected.map(\.bitPattern), "\(kernels.name), \(type) at \(inputRate) Hz in chunks \(cuts.prefix(3))")
                 }
-                var tail = [Float](repeating: .nan, count: resampler.maxFlushFrames)
-                let flushed = try tail.withUnsafeMutableBufferPointer { try resampler.flush(into: $0) }
-                output += tail.prefix(flushed)
-                #expect(output.map(\.bitPattern) == expected.map(\.bitPattern), "\(type) at \(inputRate) Hz in chunks \(cuts.prefix(3))")
             }
         }
+    }
+
+    /// A stream may switch between stereo and mono buffers: the downmixed samples join the same
+    /// history, so the output is that of the whole mono signal.
+    @Test(arguments: [48_000.0, 44_100])
+    func stereoAndMonoBuffersMixInOneStream(inputRate: Double) throws {
+        let frames = Int(inputRate * 0.1) + 13
+        let signal = Self.stereoSignal(rate: inputRate, frames: frames)
+        let expected = try ResamplerHarness.stream(BuiltInResampler(inputRate: inputRate, outputRate: 16_000), signal.floatMono, chunkSizes: [frames])
+        let resampler = try BuiltInResampler(inputRate: inputRate, outputRate: 16_000)
+        var output: [Float] = []
+        var offset = 0
+        var cut = 0
+        while offset < frames {
+            let count = min(37 + 101 * (cut % 5), frames - offset)
+            var chunk = [Float](repeating: .nan, count: resampler.maxOutputFrames(forInputFrames: count))
+            let made = try chunk.withUnsafeMutableBufferPointer { out in
+                if cut % 2 == 0 {
+                    return try signal.floats.withUnsafeBufferPointer { try resampler.processStereo(.float32($0.baseAddress! + 2 * offset), frames: count, into: out) }
+                }
+                return try signal.floatMono.withUnsafeBufferPointer { try resampler.process(UnsafeBufferPointer(rebasing: $0[offset..<offset + count]), into: out) }
+            }
+            output += chunk.prefix(made)
+            offset += count
+            cut += 1
+        }
+        var tail = [Float](repeating: .nan, count: resampler.maxFlushFrames)
+        let flushed = try tail.withUnsafeMutableBufferPointer { try resampler.flush(into: $0) }
+        output += tail.prefix(flushed)
+        #expect(output.map(\.bitPattern) == expected.map(\.bitPattern))
     }
 
     @Test(arguments: ratePairs)

@@ -77,8 +77,9 @@ struct CellArithmetic: Codable {
 
 /// The built-in resampler by itself, for each workload, kernel set and chunk size: mono Float32
 /// in and out, a one-second signal that stays in cache. Set beside the throughput cell it tells
-/// the filter kernels' speed apart from the converter's other work (downmix, stream split, frames,
-/// Int16 conversion) and from the input's trip from main memory.
+/// the filters' speed apart from the converter's other work (downmix, frames, Int16 conversion)
+/// and from the input's trip from main memory. It includes the split of its mono input into a
+/// decimator's streams, which a stereo cell does in its downmix pass instead.
 struct ResamplerAloneRow: Codable {
     var workload: String
     /// The contender name of the cell it belongs to ("VoicePipe AVX2" …).

@@ -69,10 +69,11 @@ public final class CaptureConverter {
     private let resampled: UnsafeMutablePointer<Float>
     private let resampledCapacity: Int
     private let assembler: FrameAssembler
-    /// The resampler when it is the built-in one, which takes interleaved stereo itself
-    /// (downmixed into its first stage's input in one pass).
+    /// The resampler when it is the built-in one, which takes interleaved stereo Float32 and Int16
+    /// itself (downmixed into its first stage's input in one pass, with its own kernel set).
     private let builtIn: BuiltInResampler?
-    /// The set whose stereo downmix kernels serve interleaved stereo input.
+    /// The set whose stereo downmix kernels serve interleaved stereo input when the resampler is
+    /// not the built-in one.
     private let kernels: DSPKernels
     /// Input frames consumed in this stream.
     @exclusivity(unchecked) public private(set) var inputFrames = 0
@@ -200,8 +201,9 @@ public final class CaptureConverter {
             outputSamples += producedTotal
         }
         let mode = options.downmix
-        // Interleaved stereo averaged (the usual capture format) goes through the kernel set's
-        // downmix, which computes exactly what Downmix does.
+        // Interleaved stereo averaged (the usual capture format) goes to the built-in resampler as
+        // stereo, or through the kernel set's downmix; both compute exactly what Downmix does.
+        // Other sample types and layouts go through Downmix.
         let stereoAverage = mode == .average && channels == 2 && frameStride == 2 && channelStride == 1
         while done < frames {
             let count = min(Self.blockFrames, frames - done)

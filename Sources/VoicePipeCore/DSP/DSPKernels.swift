@@ -88,10 +88,10 @@ public struct DSPKernels: Sendable {
         _ input: UnsafePointer<Float>, _ output: UnsafeMutablePointer<Float>, _ frames: Int
     ) -> Void
 
-    /// Interleaved stereo Int16 to mono: (L / 32768 + R / 32768) · 0.5, exactly as ``Downmix``.
     /// Interleaved stereo Float32 to mono as ``DownmixStereoFloat`` computes it, dealt out to two
     /// streams: mono sample 2k goes to `first[k]`, 2k + 1 to `second[k]` (a half-band decimator's
-    /// input streams, written in the same pass as the downmix).
+    /// input streams, written in the same pass as the downmix); `first` takes (frames + 1) / 2
+    /// samples, `second` frames / 2.
     public typealias DownmixStereoFloatSplit = @convention(c) (
         _ input: UnsafePointer<Float>, _ first: UnsafeMutablePointer<Float>, _ second: UnsafeMutablePointer<Float>, _ frames: Int
     ) -> Void
@@ -101,6 +101,7 @@ public struct DSPKernels: Sendable {
         _ input: UnsafePointer<Int16>, _ first: UnsafeMutablePointer<Float>, _ second: UnsafeMutablePointer<Float>, _ frames: Int
     ) -> Void
 
+    /// Interleaved stereo Int16 to mono: (L / 32768 + R / 32768) · 0.5, exactly as ``Downmix``.
     public typealias DownmixStereoInt16 = @convention(c) (
         _ input: UnsafePointer<Int16>, _ output: UnsafeMutablePointer<Float>, _ frames: Int
     ) -> Void

@@ -87,8 +87,6 @@ public final class BuiltInResampler: Resampler {
     private let buffers: [UnsafeMutablePointer<Float>]
     private let capacities: [Int]
     private let staging: UnsafeMutablePointer<Float>
-    /// Mono samples of one block of stereo input, when the first stage cannot take it directly.
-    private let downmixed: UnsafeMutablePointer<Float>
     private let zeros: UnsafeMutablePointer<Float>
     @exclusivity(unchecked) private var consumedFrames = 0
     @exclusivity(unchecked) private var producedFrames = 0
@@ -161,7 +159,6 @@ public final class BuiltInResampler: Resampler {
             }
         }
         self.stages = stages
-        downmixed = .allocate(capacity: block)
         self.arithmetic = arithmetic
         self.capacities = capacities
         self.latency = latency
@@ -175,7 +172,6 @@ public final class BuiltInResampler: Resampler {
         for buffer in buffers { buffer.deallocate() }
         staging.deallocate()
         zeros.deallocate()
-        downmixed.deallocate()
     }
 
     public func maxOutputFrames(forInputFrames count: Int) -> Int {
@@ -223,13 +219,15 @@ public final class BuiltInResampler: Resampler {
         while offset < frames {
             let count = min(Self.blockFrames, frames - offset)
             let block = stereo.advanced(by: offset)
-            // The first stage writes where the second reads, or straight into the output when it is the only one.
+            // The first stage writes where the second reads, or into the output when it is the only one.
             let target = stages.count > 1 ? buffers[0] : destination + produced
             if !stages.isEmpty, let made = stages[0].processStereo(block, frames: count, into: target) {
+                assert(made <= capacities[0], "a resampling stage wrote past the output it was sized for")
                 produced += runStages(from: 1, UnsafeBufferPointer(start: target, count: made), into: destination + produced)
             } else {
-                block.downmix(frames: count, into: downmixed, kernels: kernels)
-                produced += runChain(UnsafeBufferPointer(start: downmixed, count: count), into: destination + produced)
+                // `staging` (only flush uses it otherwise) holds the block's mono samples.
+                block.downmix(frames: count, into: staging, kernels: kernels)
+                produced += runChain(UnsafeBufferPointer(start: staging, count: count), into: destination + produced)
             }
             offset += count
         }

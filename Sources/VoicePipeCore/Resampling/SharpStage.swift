@@ -211,6 +211,7 @@ final class SharpStage {
             }
             next += count
         }
+        // next / up, up being 1 or 2.
         let oldestIndex = (up == 1 ? next : next >> 1) + lowestIndex - 1
         var r = 0
         while r < down {
@@ -221,7 +222,7 @@ final class SharpStage {
     }
 
     /// `value / down` for `value` ≥ 0. The chains use factors 2 and 3 only, and a constant divisor
-    /// compiles to a multiply: each call of ``process(_:into:)`` divides a handful of times, and
+    /// compiles to a shift or a multiply: each call of ``process(_:into:)`` divides a handful of times, and
     /// hardware divisions were a fifth of its time at 10 ms buffers.
     @inline(__always) private func quotient(_ value: Int) -> Int {
         switch down {
