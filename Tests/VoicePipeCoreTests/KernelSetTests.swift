@@ -50,6 +50,37 @@ struct KernelChoiceTests {
         #expect(calibration.summary.contains(calibration.chosen.name))
     }
 
+    @Test func aWiderSetWinsOnlyByMoreThanTheMargin() {
+        // Candidates widest first; a tie within 3 % goes to the later, narrower one.
+        #expect(KernelCalibration.fastest([100, 99]) == 1)
+        #expect(KernelCalibration.fastest([98, 100]) == 1)
+        #expect(KernelCalibration.fastest([96, 100]) == 0)
+        #expect(KernelCalibration.fastest([120, 100]) == 1)
+        #expect(KernelCalibration.fastest([50, 60, 100]) == 0)
+        #expect(KernelCalibration.fastest([100]) == 0)
+    }
+
+    /// A combined set runs the decimators of one set and the interpolator of the other: 48 → 16 kHz
+    /// (decimators only) gives the first set's bits, 8 → 16 kHz (the interpolator only) the second's.
+    @Test(.enabled(if: DSPKernels.avx2 != nil, "this CPU has no AVX2 + FMA"))
+    func aCombinedSetTakesEachLoopFromItsSet() throws {
+        guard let avx2 = DSPKernels.avx2 else { return }
+        for (decimators, interpolator) in [(avx2, DSPKernels.portable), (DSPKernels.portable, avx2)] {
+            let combined = DSPKernels.combining(decimators: decimators, interpolator: interpolator)
+            #expect(combined.name == "\(decimators.name) decimators, \(interpolator.name) interpolator")
+            for (rate, owner) in [(48_000.0, decimators), (8_000.0, interpolator)] {
+                let input = AVX2KernelTests.signal(rate: rate, frames: Int(rate / 4))
+                let expected = try ResamplerHarness.stream(BuiltInResampler(inputRate: rate, outputRate: 16_000, kernels: owner), input, chunkSizes: [480])
+                let other = owner.name == avx2.name ? DSPKernels.portable : avx2
+                let output = try ResamplerHarness.stream(BuiltInResampler(inputRate: rate, outputRate: 16_000, kernels: combined), input, chunkSizes: [480])
+                let otherOutput = try ResamplerHarness.stream(BuiltInResampler(inputRate: rate, outputRate: 16_000, kernels: other), input, chunkSizes: [480])
+                #expect(output.map(\.bitPattern) == expected.map(\.bitPattern), "\(combined.name) at \(rate) Hz")
+                // The two sets differ in rounding here, so the comparison above tells them apart.
+                #expect(otherOutput.map(\.bitPattern) != expected.map(\.bitPattern), "\(rate) Hz")
+            }
+        }
+    }
+
     @Test func convertersUseTheKernelsTheyAreGiven() throws {
         let format = try FormatGuard.validate(AudioFormat(sampleRate: 44_100, channelCount: 1, sampleType: .float32))
         let converter = try CaptureConverter(input: format, kernels: .portable)

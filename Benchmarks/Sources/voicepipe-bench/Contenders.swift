@@ -43,13 +43,15 @@ struct ContenderSpec {
 
     /// Every contender in table order: VoicePipe, libsamplerate, soxr, speexdsp, the memcpy ceiling.
     /// VoicePipe with each kernel set this CPU runs, by contender name: AVX-512 and AVX2 + FMA
-    /// where present (the calibration picks one of them as DSPKernels.best), and the portable
-    /// Swift kernels every x86-64 build has.
+    /// where present, the portable Swift kernels every x86-64 build has, and the calibration's
+    /// choice (DSPKernels.best) as "VoicePipe chosen" when it combines the decimators of one set
+    /// with the interpolator of another.
     static let voicepipeKernelSets: [(String, DSPKernels)] = {
         var kernelSets: [(String, DSPKernels)] = []
         if let avx512 = DSPKernels.avx512 { kernelSets.append(("VoicePipe AVX-512", avx512)) }
         if let avx2 = DSPKernels.avx2 { kernelSets.append(("VoicePipe AVX2", avx2)) }
         kernelSets.append(("VoicePipe portable", .portable))
+        if !kernelSets.contains(where: { $0.1.name == DSPKernels.best.name }) { kernelSets.append(("VoicePipe chosen", .best)) }
         return kernelSets
     }()
 

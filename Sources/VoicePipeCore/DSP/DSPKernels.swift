@@ -193,6 +193,18 @@ public struct DSPKernels: Sendable {
     /// every converter. ``portable`` where the CPU has no AVX2 and FMA.
     public static var best: DSPKernels { calibration.chosen }
 
+    /// The decimate and polyphase loops, conversions and downmixes of `decimators` with the
+    /// interpolate loop of `interpolator`: what the calibration chooses when each wins one part.
+    /// The vector sets compute the same bits in every loop, so such a mix does too.
+    public static func combining(decimators: DSPKernels, interpolator: DSPKernels) -> DSPKernels {
+        DSPKernels(name: "\(decimators.name) decimators, \(interpolator.name) interpolator",
+                   decimate: decimators.decimate, interpolate: interpolator.interpolate, polyphase: decimators.polyphase,
+                   convertToInt16: decimators.convertToInt16, convertToFloat: decimators.convertToFloat,
+                   downmixStereoFloat: decimators.downmixStereoFloat, downmixStereoInt16: decimators.downmixStereoInt16,
+                   downmixStereoFloatSplit: decimators.downmixStereoFloatSplit, downmixStereoInt16Split: decimators.downmixStereoInt16Split,
+                   polyphaseRowMultiple: decimators.polyphaseRowMultiple)
+    }
+
     /// How ``best`` was chosen: measured, not read from feature bits, because a core that splits
     /// 512-bit operations runs the AVX-512 set no faster than the AVX2 set while a full-width core
     /// runs it up to twice as fast.

@@ -1,19 +1,27 @@
 import CVoicePipeKernels
 
-/// How ``DSPKernels/best`` was chosen: every candidate set ran the same short probe of the
-/// resampler's inner loops, interleaved, and the fastest won (FFTW-style, once per process).
+/// How ``DSPKernels/best`` was chosen: every candidate set ran the same short probes of the
+/// resampler's inner loops, interleaved, once per process (FFTW-style); the fastest decimators and
+/// the fastest interpolator won, each on its own, so the chosen set may take them from two sets.
 ///
 /// Feature bits cannot make this choice: a core that splits 512-bit operations in two (AMD Zen 4)
-/// runs the AVX-512 kernels no faster than the AVX2 ones, a full-width core up to twice as fast.
-/// The candidate sets compute the same bits, so the choice changes speed only.
+/// runs the AVX-512 kernels no faster than the AVX2 ones, a full-width core up to twice as fast;
+/// and on Zen 4 the AVX2 decimators beat the AVX-512 ones by about a fifth while the AVX-512
+/// interpolator is a few per cent faster. The candidate sets compute the same bits, so the choice
+/// changes speed only.
 public struct KernelCalibration: Sendable {
-    /// One candidate's fastest probe, in nanoseconds of thread CPU time.
+    /// One candidate's fastest probes, in nanoseconds of thread CPU time.
     public struct Timing: Sendable, Hashable {
         public let name: String
-        public let nanoseconds: Int64
+        /// The 2:1 and 2/3 decimators at their 10 ms sizes.
+        public let decimateNanoseconds: Int64
+        /// The 1:2 interpolator at its 10 ms size.
+        public let interpolateNanoseconds: Int64
+        /// Both probes.
+        public var nanoseconds: Int64 { decimateNanoseconds + interpolateNanoseconds }
     }
 
-    /// The set chosen.
+    /// The set chosen: one candidate, or the decimators of one and the interpolator of another.
     public let chosen: DSPKernels
     /// Each candidate's fastest probe (empty when there was nothing to choose between).
     public let timings: [Timing]
@@ -23,13 +31,26 @@ public struct KernelCalibration: Sendable {
     /// One line for reports: what was chosen, the probe times and the cost.
     public var summary: String {
         if timings.isEmpty { return "\(chosen.name) (the only candidate; no calibration)" }
-        let probes = timings.map { "\($0.name) \($0.nanoseconds) ns" }.joined(separator: ", ")
-        return "\(chosen.name), by calibration (fastest probe: \(probes); calibration took \(Double(costNanoseconds) / 1e6) ms of CPU)"
+        let decimators = timings.map { "\($0.name) \($0.decimateNanoseconds) ns" }.joined(separator: ", ")
+        let interpolators = timings.map { "\($0.name) \($0.interpolateNanoseconds) ns" }.joined(separator: ", ")
+        return "\(chosen.name), by calibration (fastest probes: decimators \(decimators); interpolator \(interpolators); calibration took \(Double(costNanoseconds) / 1e6) ms of CPU)"
     }
 
     /// A wider set must beat the next candidate by this fraction to be chosen: ties go to the later
     /// (narrower) candidate, which keeps clock speeds steady on cores that slow down for 512-bit work.
-    static let margin = 0.03
+    public static let margin = 0.03
+
+    /// The index of the fastest of `times` (candidates widest first), a wider one winning only by
+    /// more than ``margin``.
+    public static func fastest(_ times: [Int64]) -> Int {
+        var choice = times.count - 1
+        var index = times.count - 2
+        while index >= 0 {
+            if Double(times[index]) < Double(times[choice]) * (1 - margin) { choice = index }
+            index -= 1
+        }
+        return choice
+    }
 
     /// Times `candidates` (widest first) on the probe and returns the fastest; `fallback` when
     /// there are none.
@@ -42,27 +63,32 @@ public struct KernelCalibration: Sendable {
         defer { probe.deallocate() }
         // Warm up every set (a wide unit may start slowly), then rounds in alternating order.
         for kernels in candidates {
-            for _ in 0..<16 { probe.run(kernels) }
+            for _ in 0..<16 {
+                probe.runDecimators(kernels)
+                probe.runInterpolator(kernels)
+            }
         }
-        var fastest = [Int64](repeating: .max, count: candidates.count)
+        var decimate = [Int64](repeating: .max, count: candidates.count)
+        var interpolate = decimate
         for round in 0..<12 {
             var k = 0
             while k < candidates.count {
                 let index = round % 2 == 0 ? k : candidates.count - 1 - k
-                let before = vp_thread_cpu_nanoseconds()
-                for _ in 0..<4 { probe.run(candidates[index]) }
-                fastest[index] = min(fastest[index], (vp_thread_cpu_nanoseconds() - before) / 4)
+                var before = vp_thread_cpu_nanoseconds()
+                for _ in 0..<4 { probe.runDecimators(candidates[index]) }
+                var after = vp_thread_cpu_nanoseconds()
+                decimate[index] = min(decimate[index], (after - before) / 4)
+                before = after
+                for _ in 0..<4 { probe.runInterpolator(candidates[index]) }
+                after = vp_thread_cpu_nanoseconds()
+                interpolate[index] = min(interpolate[index], (after - before) / 4)
                 k += 1
             }
         }
-        var choice = candidates.count - 1
-        var index = candidates.count - 2
-        while index >= 0 {
-            if Double(fastest[index]) < Double(fastest[choice]) * (1 - margin) { choice = index }
-            index -= 1
-        }
-        let timings = zip(candidates, fastest).map { Timing(name: $0.0.name, nanoseconds: $0.1) }
-        return KernelCalibration(chosen: candidates[choice], timings: timings, costNanoseconds: vp_thread_cpu_nanoseconds() - start)
+        let decimators = candidates[fastest(decimate)], interpolator = candidates[fastest(interpolate)]
+        let chosen = decimators.name == interpolator.name ? decimators : DSPKernels.combining(decimators: decimators, interpolator: interpolator)
+        let timings = candidates.indices.map { Timing(name: candidates[$0].name, decimateNanoseconds: decimate[$0], interpolateNanoseconds: interpolate[$0]) }
+        return KernelCalibration(chosen: chosen, timings: timings, costNanoseconds: vp_thread_cpu_nanoseconds() - start)
     }
 
     /// A few microseconds of the converters' inner loops at their 10 ms sizes: the 2:1 and 2/3
@@ -109,10 +135,13 @@ public struct KernelCalibration: Sendable {
             classes.deallocate()
         }
 
-        func run(_ kernels: DSPKernels) {
+        func runDecimators(_ kernels: DSPKernels) {
             kernels.decimate(streams, classes, 2, taps, UnsafeRawPointer(splats), 0.25, output, 160)
             kernels.decimate(streams, classes + 2, 3, taps, UnsafeRawPointer(splats), 0.25, output, 80)
             kernels.decimate(streams, classes + 2, 3, taps, UnsafeRawPointer(splats), 0.25, output, 80)
+        }
+
+        func runInterpolator(_ kernels: DSPKernels) {
             kernels.interpolate(UnsafePointer(x + 2000), taps, taps + 32, UnsafeRawPointer(splats), UnsafeRawPointer(splats), 0.5, output, 240)
         }
     }
