@@ -47,6 +47,26 @@ struct ResamplerStreamingTests {
         return (floats, ints, floatMono, intMono)
     }
 
+    /// Streams `frames` input frames through `resampler`, chunk k being `chunkSize(k)` frames (or
+    /// what is left) that `feed(offset, count, output)` hands over; then flushes. The whole output.
+    static func stream(_ resampler: BuiltInResampler, frames: Int, chunkSize: (Int) -> Int,
+                       feed: (_ offset: Int, _ count: Int, _ output: UnsafeMutableBufferPointer<Float>) throws -> Int) throws -> [Float] {
+        var output: [Float] = []
+        var offset = 0
+        var chunk = 0
+        while offset < frames {
+            let count = min(chunkSize(chunk), frames - offset)
+            var buffer = [Float](repeating: .nan, count: resampler.maxOutputFrames(forInputFrames: count))
+            let made = try buffer.withUnsafeMutableBufferPointer { try feed(offset, count, $0) }
+            output += buffer.prefix(made)
+            offset += count
+            chunk += 1
+        }
+        var tail = [Float](repeating: .nan, count: resampler.maxFlushFrames)
+        let flushed = try tail.withUnsafeMutableBufferPointer { try resampler.flush(into: $0) }
+        return output + tail.prefix(flushed)
+    }
+
     /// 48 and 96 kHz start with a decimate-by-2 stage, which takes the downmix into its two
     /// streams; 32 kHz is that stage alone; 44.1 kHz starts with the polyphase stage, which takes
     /// it into its history; 8 kHz starts with the interpolator and 16 kHz has no stage, so both
@@ -62,25 +82,14 @@ struct ResamplerStreamingTests {
                 let resampler = try BuiltInResampler(inputRate: inputRate, outputRate: 16_000, kernels: kernels)
                 // Odd chunk sizes change which stream the next sample starts; 3 000 spans internal blocks.
                 for cuts in [[frames], [1], [7], [480], [3_000], ResamplerHarness.randomCuts(count: 100, maximum: 2_500, seed: 5)] {
-                    var output: [Float] = []
-                    var offset = 0
-                    var cut = 0
-                    while offset < frames {
-                        let count = min(cuts[cut % cuts.count], frames - offset)
-                        var chunk = [Float](repeating: .nan, count: resampler.maxOutputFrames(forInputFrames: count))
-                        let made = try signal.floats.withUnsafeBufferPointer { f in
+                    let output = try Self.stream(resampler, frames: frames, chunkSize: { cuts[$0 % cuts.count] }) { offset, count, out in
+                        try signal.floats.withUnsafeBufferPointer { f in
                             try signal.ints.withUnsafeBufferPointer { i in
                                 let stereo: InterleavedStereo = type == "Int16" ? .int16(i.baseAddress! + 2 * offset) : .float32(f.baseAddress! + 2 * offset)
-                                return try chunk.withUnsafeMutableBufferPointer { try resampler.processStereo(stereo, frames: count, into: $0) }
+                                return try resampler.processStereo(stereo, frames: count, into: out)
                             }
                         }
-                        output += chunk.prefix(made)
-                        offset += count
-                        cut += 1
                     }
-                    var tail = [Float](repeating: .nan, count: resampler.maxFlushFrames)
-                    let flushed = try tail.withUnsafeMutableBufferPointer { try resampler.flush(into: $0) }
-                    output += tail.prefix(flushed)
                     #expect(output.map(\.bitPattern) == expected.map(\.bitPattern), "\(kernels.name), \(type) at \(inputRate) Hz in chunks \(cuts.prefix(3))")
                 }
             }
@@ -95,25 +104,15 @@ struct ResamplerStreamingTests {
         let signal = Self.stereoSignal(rate: inputRate, frames: frames)
         let expected = try ResamplerHarness.stream(BuiltInResampler(inputRate: inputRate, outputRate: 16_000), signal.floatMono, chunkSizes: [frames])
         let resampler = try BuiltInResampler(inputRate: inputRate, outputRate: 16_000)
-        var output: [Float] = []
-        var offset = 0
-        var cut = 0
-        while offset < frames {
-            let count = min(37 + 101 * (cut % 5), frames - offset)
-            var chunk = [Float](repeating: .nan, count: resampler.maxOutputFrames(forInputFrames: count))
-            let made = try chunk.withUnsafeMutableBufferPointer { out in
-                if cut % 2 == 0 {
-                    return try signal.floats.withUnsafeBufferPointer { try resampler.processStereo(.float32($0.baseAddress! + 2 * offset), frames: count, into: out) }
-                }
-                return try signal.floatMono.withUnsafeBufferPointer { try resampler.process(UnsafeBufferPointer(rebasing: $0[offset..<offset + count]), into: out) }
+        // Chunk k is 37 + 101·(k mod 5) frames; even chunks go in as stereo, odd ones as mono.
+        var stereoNext = true
+        let output = try Self.stream(resampler, frames: frames, chunkSize: { 37 + 101 * ($0 % 5) }) { offset, count, out in
+            defer { stereoNext.toggle() }
+            if stereoNext {
+                return try signal.floats.withUnsafeBufferPointer { try resampler.processStereo(.float32($0.baseAddress! + 2 * offset), frames: count, into: out) }
             }
-            output += chunk.prefix(made)
-            offset += count
-            cut += 1
+            return try signal.floatMono.withUnsafeBufferPointer { try resampler.process(UnsafeBufferPointer(rebasing: $0[offset..<offset + count]), into: out) }
         }
-        var tail = [Float](repeating: .nan, count: resampler.maxFlushFrames)
-        let flushed = try tail.withUnsafeMutableBufferPointer { try resampler.flush(into: $0) }
-        output += tail.prefix(flushed)
         #expect(output.map(\.bitPattern) == expected.map(\.bitPattern))
     }
 

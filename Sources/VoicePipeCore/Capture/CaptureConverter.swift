@@ -208,28 +208,19 @@ public final class CaptureConverter {
         while done < frames {
             let count = min(Self.blockFrames, frames - done)
             let resampledBuffer = UnsafeMutableBufferPointer(start: resampled, count: resampledCapacity)
-            if stereoAverage, let builtIn, let stereo = InterleavedStereo(base + done * 2) {
-                let produced: Int
-                do {
-                    produced = try builtIn.processStereo(stereo, frames: count, into: resampledBuffer)
-                } catch {
-                    throw CaptureConverterError.resampler(error)
-                }
-                done += count
-                producedTotal += produced
-                try assembler.append(UnsafeBufferPointer(start: resampled, count: produced), deliver)
-                continue
-            }
-            if stereoAverage && T.self == Float.self {
-                kernels.downmixStereoFloat(UnsafeRawPointer(base + done * 2).assumingMemoryBound(to: Float.self), mono, count)
-            } else if stereoAverage && T.self == Int16.self {
-                kernels.downmixStereoInt16(UnsafeRawPointer(base + done * 2).assumingMemoryBound(to: Int16.self), mono, count)
-            } else {
-                Downmix.mono(base + done * frameStride, frames: count, channels: channels, frameStride: frameStride, channelStride: channelStride, mode: mode, into: mono)
-            }
+            let stereo = stereoAverage ? InterleavedStereo(base + done * 2) : nil
             let produced: Int
             do {
-                produced = try resampler.process(UnsafeBufferPointer(start: mono, count: count), into: resampledBuffer)
+                if let stereo, let builtIn {
+                    produced = try builtIn.processStereo(stereo, frames: count, into: resampledBuffer)
+                } else {
+                    if let stereo {
+                        stereo.downmix(frames: count, into: mono, kernels: kernels)
+                    } else {
+                        Downmix.mono(base + done * frameStride, frames: count, channels: channels, frameStride: frameStride, channelStride: channelStride, mode: mode, into: mono)
+                    }
+                    produced = try resampler.process(UnsafeBufferPointer(start: mono, count: count), into: resampledBuffer)
+                }
             } catch {
                 throw CaptureConverterError.resampler(error)
             }
