@@ -153,6 +153,45 @@ struct AVX2KernelTests {
         } } } }
     }
 
+    /// Every class length 0 … 40 (whole groups of eight or sixteen taps, partial groups, one tap)
+    /// and output counts around the block sizes, against the scalar reference bit for bit. Each
+    /// stream ends on an unreadable page right after the last sample a kernel may read (the
+    /// newest one the outputs need, plus ``DSPKernels/readSlack``), so a read past it crashes.
+    @Test(.enabled(if: avx2Available, "this CPU has no AVX2 + FMA"))
+    func decimateKernelsMatchTheReferenceForEveryClassLengthAndReadNoFurtherThanTheSlack() throws {
+        var generator = SplitMix64(seed: 43)
+        let taps: [Float] = (0..<96).map { _ in Float(generator.nextUnit() - 0.5) }
+        let splats = taps.map { SIMD4(repeating: $0) }
+        let history = 60
+        for tapCount in 0...40 {
+            // Stream 1 forwards and stream 2 backwards, then the reverse with a different offset.
+            let classes = [
+                DecimatorTapClass(tapStart: 0, tapCount: tapCount, forwardStream: 1, forwardOffset: -tapCount, backwardStream: 2, backwardOffset: history - 1),
+                DecimatorTapClass(tapStart: 48, tapCount: min(tapCount, 23), forwardStream: 2, forwardOffset: 3, backwardStream: 1, backwardOffset: 4),
+            ]
+            for count in [1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 48, 49, 63, 64, 65, 80, 97, 130] {
+                // Streams 0 and 1 start `history` samples into their buffers (class 1 reads stream 1
+                // from −tapCount, class 2 down to 4 − 22); stream 2 at its buffer's start (class 1
+                // reads it down to history − tapCount). The newest samples the outputs need are
+                // n + history − 1 + [0, 4, −1] from each buffer's start, n < count.
+                let needed = [history + count, history + count + 4, history + count - 1]
+                let buffers = try needed.map { try GuardedSamples(count: $0 + DSPKernels.readSlack) }
+                for buffer in buffers {
+                    for i in 0..<buffer.count { buffer.samples[i] = Float(generator.nextUnit() * 2 - 1) }
+                }
+                let streams: [UnsafePointer<Float>] = [UnsafePointer(buffers[0].samples + history), UnsafePointer(buffers[1].samples + history), UnsafePointer(buffers[2].samples)]
+                var expected = [Float](repeating: .nan, count: count)
+                DSPKernels.fmaReference.decimate(streams, classes, 2, taps, splats, 0.3, &expected, count)
+                for kernels in vectorSets {
+                    var output = [Float](repeating: .nan, count: count + 16)
+                    kernels.decimate(streams, classes, 2, taps, splats, 0.3, &output, count)
+                    #expect(output.prefix(count).elementsEqual(expected), "\(kernels.name) decimate, classes of \(tapCount) taps, \(count) outputs")
+                    #expect(output.dropFirst(count).allSatisfy { $0.isNaN }, "\(kernels.name) decimate wrote past \(count) outputs")
+                }
+            }
+        }
+    }
+
     @Test(.enabled(if: avx2Available, "this CPU has no AVX2 + FMA"), arguments: ratePairs)
     func avx2OutputIsIdenticalHoweverTheInputIsCut(inputRate: Double, outputRate: Double) throws {
         let kernels = try #require(DSPKernels.avx2)
@@ -285,5 +324,33 @@ struct ConversionKernelTests {
                 #expect(output == Array(expected.prefix(count)), "\(kernels.name), \(count) samples")
             }
         }
+    }
+}
+
+/// Float samples that end where an unreadable page begins: a read past the last one faults.
+private final class GuardedSamples {
+    let samples: UnsafeMutablePointer<Float>
+    let count: Int
+    private let mapping: UnsafeMutableRawPointer
+    private let mappedBytes: Int
+
+    struct MappingFailed: Error {}
+
+    init(count: Int) throws {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let dataPages = (count * MemoryLayout<Float>.stride + page - 1) / page
+        mappedBytes = (dataPages + 1) * page
+        guard let mapped = mmap(nil, mappedBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), mapped != MAP_FAILED else { throw MappingFailed() }
+        mapping = mapped
+        guard mprotect(mapped + dataPages * page, page, PROT_NONE) == 0 else {
+            munmap(mapped, mappedBytes)
+            throw MappingFailed()
+        }
+        self.count = count
+        samples = (mapped + dataPages * page - count * MemoryLayout<Float>.stride).assumingMemoryBound(to: Float.self)
+    }
+
+    deinit {
+        munmap(mapping, mappedBytes)
     }
 }
