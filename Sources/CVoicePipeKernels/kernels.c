@@ -647,6 +647,91 @@ VP_AVX2 void vp_convert_float_avx2(const int16_t *input, float *output, intptr_t
     for (; i < count; i++) output[i] = (float)input[i] * (1.0f / 32768.0f);
 }
 
+/// A Float32 sample as the downmix rule takes it: NaN -> 0, clamped to ±1 (maxps on the ordered
+/// lanes, zero on the others; then minps), the scalar rule's result in every case.
+VP_AVX512 static inline __m512 clamped_sample512(__m512 x) {
+    const __mmask16 ordered = _mm512_cmp_ps_mask(x, x, _CMP_ORD_Q);
+    return _mm512_min_ps(_mm512_maskz_max_ps(ordered, x, _mm512_set1_ps(-1.0f)), _mm512_set1_ps(1.0f));
+}
+
+/// Int16 samples normalised (x / 32768, exact): sixteen from a 256-bit vector.
+VP_AVX512 static inline __m512 normalised_int16_512(__m256i x) {
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(x)), _mm512_set1_ps(1.0f / 32768.0f));
+}
+
+/// Sixteen stereo frames of normalised samples in a and b (L0 R0 L1 R1 …): (L + R) · 0.5 per frame.
+VP_AVX512 static inline __m512 mono512(__m512 a, __m512 b) {
+    const __m512i left = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i right = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    return _mm512_mul_ps(_mm512_add_ps(_mm512_permutex2var_ps(a, left, b), _mm512_permutex2var_ps(a, right, b)), _mm512_set1_ps(0.5f));
+}
+
+/// Thirty-two stereo frames of normalised samples in v[0 … 3], their mono samples dealt out: mono
+/// sample 2k to first[k], 2k + 1 to second[k] (k < 16). Each pair of vectors gives the left and
+/// right samples of its even frames ([L | R], eight each) and of its odd frames; 128-bit lane
+/// shuffles join the two pairs' halves.
+VP_AVX512 static inline void deal_out_mono512(const __m512 v[4], float *first, float *second) {
+    const __m512i evenFrames = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 1, 5, 9, 13, 17, 21, 25, 29);
+    const __m512i oddFrames = _mm512_setr_epi32(2, 6, 10, 14, 18, 22, 26, 30, 3, 7, 11, 15, 19, 23, 27, 31);
+    const __m512 half = _mm512_set1_ps(0.5f);
+    const __m512 even01 = _mm512_permutex2var_ps(v[0], evenFrames, v[1]), even23 = _mm512_permutex2var_ps(v[2], evenFrames, v[3]);
+    const __m512 odd01 = _mm512_permutex2var_ps(v[0], oddFrames, v[1]), odd23 = _mm512_permutex2var_ps(v[2], oddFrames, v[3]);
+    const __m512 evenLeft = _mm512_shuffle_f32x4(even01, even23, _MM_SHUFFLE(1, 0, 1, 0));
+    const __m512 evenRight = _mm512_shuffle_f32x4(even01, even23, _MM_SHUFFLE(3, 2, 3, 2));
+    const __m512 oddLeft = _mm512_shuffle_f32x4(odd01, odd23, _MM_SHUFFLE(1, 0, 1, 0));
+    const __m512 oddRight = _mm512_shuffle_f32x4(odd01, odd23, _MM_SHUFFLE(3, 2, 3, 2));
+    _mm512_storeu_ps(first, _mm512_mul_ps(_mm512_add_ps(evenLeft, evenRight), half));
+    _mm512_storeu_ps(second, _mm512_mul_ps(_mm512_add_ps(oddLeft, oddRight), half));
+}
+
+/// vp_downmix_stereo_float_avx2 sixteen frames per step; the last frames by the AVX2 function.
+VP_AVX512 void vp_downmix_stereo_float_avx512(const float *input, float *output, intptr_t frames) {
+    intptr_t f = 0;
+    for (; f + 16 <= frames; f += 16) {
+        const __m512 a = clamped_sample512(_mm512_loadu_ps(input + 2 * f)), b = clamped_sample512(_mm512_loadu_ps(input + 2 * f + 16));
+        _mm512_storeu_ps(output + f, mono512(a, b));
+    }
+    vp_downmix_stereo_float_avx2(input + 2 * f, output + f, frames - f);
+}
+
+/// vp_downmix_stereo_int16_avx2 sixteen frames per step; the last frames by the AVX2 function.
+VP_AVX512 void vp_downmix_stereo_int16_avx512(const int16_t *input, float *output, intptr_t frames) {
+    intptr_t f = 0;
+    for (; f + 16 <= frames; f += 16) {
+        const __m512i x = _mm512_loadu_si512((const void *)(input + 2 * f));
+        const __m512 a = normalised_int16_512(_mm512_castsi512_si256(x)), b = normalised_int16_512(_mm512_extracti64x4_epi64(x, 1));
+        _mm512_storeu_ps(output + f, mono512(a, b));
+    }
+    vp_downmix_stereo_int16_avx2(input + 2 * f, output + f, frames - f);
+}
+
+/// vp_downmix_stereo_float_split_avx2 thirty-two frames per step; the last frames (an even
+/// number of them in, so the streams keep their order) by the AVX2 function.
+VP_AVX512 void vp_downmix_stereo_float_split_avx512(const float *input, float *first, float *second, intptr_t frames) {
+    intptr_t f = 0;
+    for (; f + 32 <= frames; f += 32) {
+        __m512 v[4];
+        for (int k = 0; k < 4; k++) v[k] = clamped_sample512(_mm512_loadu_ps(input + 2 * f + 16 * k));
+        deal_out_mono512(v, first + f / 2, second + f / 2);
+    }
+    vp_downmix_stereo_float_split_avx2(input + 2 * f, first + f / 2, second + f / 2, frames - f);
+}
+
+/// vp_downmix_stereo_int16_split_avx2 thirty-two frames per step; the rest as above.
+VP_AVX512 void vp_downmix_stereo_int16_split_avx512(const int16_t *input, float *first, float *second, intptr_t frames) {
+    intptr_t f = 0;
+    for (; f + 32 <= frames; f += 32) {
+        __m512 v[4];
+        for (int k = 0; k < 2; k++) {
+            const __m512i x = _mm512_loadu_si512((const void *)(input + 2 * f + 32 * k));
+            v[2 * k] = normalised_int16_512(_mm512_castsi512_si256(x));
+            v[2 * k + 1] = normalised_int16_512(_mm512_extracti64x4_epi64(x, 1));
+        }
+        deal_out_mono512(v, first + f / 2, second + f / 2);
+    }
+    vp_downmix_stereo_int16_split_avx2(input + 2 * f, first + f / 2, second + f / 2, frames - f);
+}
+
 #else
 
 // Not x86-64: the AVX2 entry points are never chosen (vp_cpu_supports_avx2_fma() is 0); they run
@@ -722,6 +807,22 @@ void vp_downmix_stereo_int16_split_avx2(const int16_t *input, float *first, floa
 
 void vp_downmix_stereo_int16_avx2(const int16_t *input, float *output, intptr_t frames) {
     for (intptr_t f = 0; f < frames; f++) output[f] = ((float)input[2 * f] * (1.0f / 32768.0f) + (float)input[2 * f + 1] * (1.0f / 32768.0f)) * 0.5f;
+}
+
+void vp_downmix_stereo_float_avx512(const float *input, float *output, intptr_t frames) {
+    vp_downmix_stereo_float_avx2(input, output, frames);
+}
+
+void vp_downmix_stereo_int16_avx512(const int16_t *input, float *output, intptr_t frames) {
+    vp_downmix_stereo_int16_avx2(input, output, frames);
+}
+
+void vp_downmix_stereo_float_split_avx512(const float *input, float *first, float *second, intptr_t frames) {
+    vp_downmix_stereo_float_split_avx2(input, first, second, frames);
+}
+
+void vp_downmix_stereo_int16_split_avx512(const int16_t *input, float *first, float *second, intptr_t frames) {
+    vp_downmix_stereo_int16_split_avx2(input, first, second, frames);
 }
 
 #endif

@@ -253,7 +253,7 @@ struct ConversionKernelTests {
         }
         let ints: [Int16] = (0..<2_006).map { _ in Int16(truncatingIfNeeded: generator.next()) } + [.min, .max, .min, .min, .max, .max]
         for kernels in kernelSets {
-            for frames in [0, 1, 7, 8, 9, 17, 1_003] {
+            for frames in [0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 64, 65, 1_003] {
                 var expected = [Float](repeating: .nan, count: frames), output = expected
                 floats.withUnsafeBufferPointer { input in
                     for f in 0..<frames { expected[f] = (input[2 * f].normalized + input[2 * f + 1].normalized) * 0.5 }
@@ -284,7 +284,7 @@ struct ConversionKernelTests {
         let ints: [Int16] = (0..<2_106).map { _ in Int16(truncatingIfNeeded: generator.next()) } + [.min, .max, .min, .min, .max, .max]
         for kernels in kernelSets {
             for type in ["Float32", "Int16"] {
-                for frames in [0, 1, 2, 15, 16, 17, 31, 32, 33, 1_000, 1_049, 1_056] {
+                for frames in [0, 1, 2, 15, 16, 17, 31, 32, 33, 64, 65, 1_000, 1_049, 1_056] {
                     var mono = [Float](repeating: .nan, count: frames)
                     // Streams one sample longer than they should fill: the extra sample must stay untouched.
                     var first = [Float](repeating: .nan, count: (frames + 1) / 2 + 1), second = [Float](repeating: .nan, count: frames / 2 + 1)

@@ -78,6 +78,11 @@ void vp_downmix_stereo_int16_avx2(const int16_t *input, float *output, intptr_t 
 /// The downmixes dealt out to two streams: mono sample 2k to first[k], 2k + 1 to second[k].
 void vp_downmix_stereo_float_split_avx2(const float *input, float *first, float *second, intptr_t frames);
 void vp_downmix_stereo_int16_split_avx2(const int16_t *input, float *first, float *second, intptr_t frames);
+/// The four downmixes with sixteen lanes (the sets agree bit for bit, as each does with the rule).
+void vp_downmix_stereo_float_avx512(const float *input, float *output, intptr_t frames);
+void vp_downmix_stereo_int16_avx512(const int16_t *input, float *output, intptr_t frames);
+void vp_downmix_stereo_float_split_avx512(const float *input, float *first, float *second, intptr_t frames);
+void vp_downmix_stereo_int16_split_avx512(const int16_t *input, float *first, float *second, intptr_t frames);
 
 /// Float -> Int16 (x32768, nearest-even, saturate, NaN -> 0), with the peaks of input and output.
 /// Exact: the same result as the scalar rule in any case.
