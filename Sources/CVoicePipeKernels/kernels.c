@@ -290,6 +290,46 @@ VP_AVX2 void vp_interpolate_avx2(const float *x, const float *evenTaps, const fl
     else if (rest > 0) interpolate_blocks(x + i, evenTaps, oddTaps, centreTap, output + 2 * i, 1, rest);
 }
 
+/// output[2i] = even[i], output[2i + 1] = odd[i] for i < pairs: a two-phase stage's outputs in
+/// order, sixteen per step.
+VP_AVX2 void vp_interleave_avx2(const float *even, const float *odd, float *output, intptr_t pairs) {
+    intptr_t i = 0;
+    for (; i + 8 <= pairs; i += 8) {
+        store_pairs(output + 2 * i, _mm256_loadu_ps(even + i), _mm256_loadu_ps(odd + i), 16);
+    }
+    for (; i < pairs; i++) {
+        output[2 * i] = even[i];
+        output[2 * i + 1] = odd[i];
+    }
+}
+
+/// target[i] = source[stride · i] for i < count: one input stream of a decimator, dealt out of
+/// its input. Strides 2 and 3 eight samples per step; a step's loads end at most two samples
+/// past the last sample it takes, so the vector loop stops a step early and never reads past
+/// source[stride · (count − 1)].
+VP_AVX2 void vp_take_every_avx2(const float *source, intptr_t stride, float *target, intptr_t count) {
+    intptr_t i = 0;
+    if (stride == 2) {
+        const __m256i order = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
+        for (; i + 9 <= count; i += 8) {
+            const __m256 a = _mm256_loadu_ps(source + 2 * i), b = _mm256_loadu_ps(source + 2 * i + 8);
+            // (a0 a2 b0 b2 | a4 a6 b4 b6), put in order by 64-bit pairs.
+            const __m256 evens = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+            _mm256_storeu_ps(target + i, _mm256_permutevar8x32_ps(evens, order));
+        }
+    } else if (stride == 3) {
+        // Lanes 0, 3, 6 of a, 1, 4, 7 of b and 2, 5 of c, blended into one vector and ordered.
+        const __m256i order = _mm256_setr_epi32(0, 3, 6, 1, 4, 7, 2, 5);
+        for (; i + 9 <= count; i += 8) {
+            const __m256 a = _mm256_loadu_ps(source + 3 * i), b = _mm256_loadu_ps(source + 3 * i + 8), c = _mm256_loadu_ps(source + 3 * i + 16);
+            const __m256 ab = _mm256_blend_ps(a, b, 0x92);
+            const __m256 abc = _mm256_blend_ps(ab, c, 0x24);
+            _mm256_storeu_ps(target + i, _mm256_permutevar8x32_ps(abc, order));
+        }
+    }
+    for (; i < count; i++) target[i] = source[stride * i];
+}
+
 // ---- AVX-512 (F) + FMA ------------------------------------------------------------------------
 //
 // The same kernels with sixteen lanes: each lane runs the same reference's operations in the same
@@ -823,6 +863,17 @@ void vp_downmix_stereo_float_split_avx512(const float *input, float *first, floa
 
 void vp_downmix_stereo_int16_split_avx512(const int16_t *input, float *first, float *second, intptr_t frames) {
     vp_downmix_stereo_int16_split_avx2(input, first, second, frames);
+}
+
+void vp_interleave_avx2(const float *even, const float *odd, float *output, intptr_t pairs) {
+    for (intptr_t i = 0; i < pairs; i++) {
+        output[2 * i] = even[i];
+        output[2 * i + 1] = odd[i];
+    }
+}
+
+void vp_take_every_avx2(const float *source, intptr_t stride, float *target, intptr_t count) {
+    for (intptr_t i = 0; i < count; i++) target[i] = source[stride * i];
 }
 
 #endif

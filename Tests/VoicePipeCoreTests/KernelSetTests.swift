@@ -327,6 +327,44 @@ struct ConversionKernelTests {
     }
 }
 
+/// The shuffles around a sharp stage's filter calls, exact in every set.
+struct StreamShuffleTests {
+    @Test func everyKernelSetInterleavesPairsExactly() {
+        var generator = SplitMix64(seed: 47)
+        let even: [Float] = (0..<300).map { _ in Float(generator.nextUnit()) }
+        let odd: [Float] = (0..<300).map { _ in -Float(generator.nextUnit()) }
+        for kernels in kernelSets {
+            for pairs in Array(0...40) + [255, 300] {
+                // One slot more than the pairs fill: it must stay untouched.
+                var output = [Float](repeating: .nan, count: 2 * pairs + 1)
+                kernels.interleavePairs(even, odd, &output, pairs)
+                let expected = (0..<pairs).flatMap { [even[$0], odd[$0]] }
+                #expect(output.dropLast().elementsEqual(expected), "\(kernels.name), \(pairs) pairs")
+                #expect(output.last!.isNaN, "\(kernels.name) wrote past \(pairs) pairs")
+            }
+        }
+    }
+
+    /// Strides 2 and 3 (the vector paths) and 5; the source ends on an unreadable page right after
+    /// the last sample taken, so a read past it crashes.
+    @Test func everyKernelSetTakesEveryStrideThSampleAndReadsNothingPastTheLast() throws {
+        var generator = SplitMix64(seed: 53)
+        for kernels in kernelSets {
+            for stride in [2, 3, 5] {
+                for count in Array(1...40) + [160, 341] {
+                    let source = try GuardedSamples(count: stride * (count - 1) + 1)
+                    for i in 0..<source.count { source.samples[i] = Float(generator.nextUnit() * 2 - 1) }
+                    var target = [Float](repeating: .nan, count: count + 1)
+                    kernels.takeEvery(source.samples, stride, &target, count)
+                    let expected = (0..<count).map { source.samples[stride * $0] }
+                    #expect(target.dropLast().elementsEqual(expected), "\(kernels.name), stride \(stride), \(count) samples")
+                    #expect(target.last!.isNaN, "\(kernels.name) wrote past \(count) samples")
+                }
+            }
+        }
+    }
+}
+
 /// Float samples that end where an unreadable page begins: a read past the last one faults.
 private final class GuardedSamples {
     let samples: UnsafeMutablePointer<Float>

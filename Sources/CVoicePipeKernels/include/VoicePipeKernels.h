@@ -88,6 +88,11 @@ void vp_downmix_stereo_int16_split_avx512(const int16_t *input, float *first, fl
 /// Exact: the same result as the scalar rule in any case.
 void vp_convert_int16_avx2(const float *input, int16_t *output, intptr_t count, vp_conversion_peaks *peaks);
 
+/// output[2i] = even[i], output[2i + 1] = odd[i] for i < pairs.
+void vp_interleave_avx2(const float *even, const float *odd, float *output, intptr_t pairs);
+/// target[i] = source[stride · i] for i < count; reads nothing past source[stride · (count − 1)].
+void vp_take_every_avx2(const float *source, intptr_t stride, float *target, intptr_t count);
+
 /// Int16 -> Float (x / 32768, exact).
 void vp_convert_float_avx2(const int16_t *input, float *output, intptr_t count);
 

@@ -106,6 +106,19 @@ public struct DSPKernels: Sendable {
         _ input: UnsafePointer<Int16>, _ output: UnsafeMutablePointer<Float>, _ frames: Int
     ) -> Void
 
+    /// `output[2i] = even[i]`, `output[2i + 1] = odd[i]` for i < `pairs`: the outputs of a
+    /// two-phase stage (the 2/3 stage), computed phase by phase, put in order.
+    public typealias InterleavePairs = @convention(c) (
+        _ even: UnsafePointer<Float>, _ odd: UnsafePointer<Float>, _ output: UnsafeMutablePointer<Float>, _ pairs: Int
+    ) -> Void
+
+    /// `target[i] = source[stride · i]` for i < `count`, reading nothing past
+    /// `source[stride · (count − 1)]`: one of a decimating stage's input streams dealt out of its
+    /// input.
+    public typealias TakeEvery = @convention(c) (
+        _ source: UnsafePointer<Float>, _ stride: Int, _ target: UnsafeMutablePointer<Float>, _ count: Int
+    ) -> Void
+
     /// A name for reports ("portable Swift (SSE2)", "AVX2 + FMA").
     public let name: String
     public let decimate: Decimate
@@ -117,6 +130,8 @@ public struct DSPKernels: Sendable {
     public let downmixStereoInt16: DownmixStereoInt16
     public let downmixStereoFloatSplit: DownmixStereoFloatSplit
     public let downmixStereoInt16Split: DownmixStereoInt16Split
+    public let interleavePairs: InterleavePairs
+    public let takeEvery: TakeEvery
     /// The polyphase kernel's vector width: table rows are padded with zero taps to a multiple.
     public let polyphaseRowMultiple: Int
 
@@ -125,7 +140,11 @@ public struct DSPKernels: Sendable {
                 downmixStereoInt16: DownmixStereoInt16 = { input, output, frames in Downmix.stereoInt16(input, frames: frames, into: output) },
                 downmixStereoFloatSplit: DownmixStereoFloatSplit = { input, first, second, frames in Downmix.stereoFloatSplit(input, frames: frames, into: first, second) },
                 downmixStereoInt16Split: DownmixStereoInt16Split = { input, first, second, frames in Downmix.stereoInt16Split(input, frames: frames, into: first, second) },
+                interleavePairs: InterleavePairs = { even, odd, output, pairs in StreamShuffles.interleave(even: even, odd: odd, pairs: pairs, into: output) },
+                takeEvery: TakeEvery = { source, stride, target, count in StreamShuffles.takeEvery(stride, from: source, count: count, into: target) },
                 polyphaseRowMultiple: Int) {
+        self.interleavePairs = interleavePairs
+        self.takeEvery = takeEvery
         self.downmixStereoFloatSplit = downmixStereoFloatSplit
         self.downmixStereoInt16Split = downmixStereoInt16Split
         self.name = name
@@ -168,6 +187,7 @@ public struct DSPKernels: Sendable {
                      convertToInt16: vp_convert_int16_avx2, convertToFloat: vp_convert_float_avx2,
                      downmixStereoFloat: vp_downmix_stereo_float_avx2, downmixStereoInt16: vp_downmix_stereo_int16_avx2,
                      downmixStereoFloatSplit: vp_downmix_stereo_float_split_avx2, downmixStereoInt16Split: vp_downmix_stereo_int16_split_avx2,
+                     interleavePairs: vp_interleave_avx2, takeEvery: vp_take_every_avx2,
                      polyphaseRowMultiple: 4)
         : nil
 
@@ -179,6 +199,7 @@ public struct DSPKernels: Sendable {
                      convertToInt16: vp_convert_int16_avx2, convertToFloat: vp_convert_float_avx2,
                      downmixStereoFloat: vp_downmix_stereo_float_avx512, downmixStereoInt16: vp_downmix_stereo_int16_avx512,
                      downmixStereoFloatSplit: vp_downmix_stereo_float_split_avx512, downmixStereoInt16Split: vp_downmix_stereo_int16_split_avx512,
+                     interleavePairs: vp_interleave_avx2, takeEvery: vp_take_every_avx2,
                      polyphaseRowMultiple: 4)
         : nil
 
@@ -194,7 +215,7 @@ public struct DSPKernels: Sendable {
     /// every converter. ``portable`` where the CPU has no AVX2 and FMA.
     public static var best: DSPKernels { calibration.chosen }
 
-    /// The decimate and polyphase loops, conversions and downmixes of `decimators` with the
+    /// The decimate and polyphase loops, conversions, downmixes and shuffles of `decimators` with the
     /// interpolate loop of `interpolator`: what the calibration chooses when each wins one part.
     /// The vector sets compute the same bits in every loop, so such a mix does too.
     public static func combining(decimators: DSPKernels, interpolator: DSPKernels) -> DSPKernels {
@@ -203,6 +224,7 @@ public struct DSPKernels: Sendable {
                    convertToInt16: decimators.convertToInt16, convertToFloat: decimators.convertToFloat,
                    downmixStereoFloat: decimators.downmixStereoFloat, downmixStereoInt16: decimators.downmixStereoInt16,
                    downmixStereoFloatSplit: decimators.downmixStereoFloatSplit, downmixStereoInt16Split: decimators.downmixStereoInt16Split,
+                   interleavePairs: decimators.interleavePairs, takeEvery: decimators.takeEvery,
                    polyphaseRowMultiple: decimators.polyphaseRowMultiple)
     }
 

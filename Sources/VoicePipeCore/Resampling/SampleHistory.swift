@@ -62,38 +62,6 @@ final class SampleHistory {
         count += samples.count
     }
 
-    /// Appends every `stride`-th sample starting at `source`, `count` of them.
-    @inlinable func appendStrided(_ source: UnsafePointer<Float>, stride: Int, count n: Int) {
-        guard n > 0 else { return }
-        makeRoom(for: n)
-        let target = storage + offset + count
-        var i = 0
-        if stride == 2 {
-            // Every other sample, eight at a time: the even lanes of sixteen. The last vector may
-            // read one sample past the strided range, so it stops one vector early.
-            while i + 9 <= n {
-                let pairs = UnsafeRawPointer(source + 2 * i).loadUnaligned(as: SIMD16<Float>.self)
-                UnsafeMutableRawPointer(target + i).storeBytes(of: pairs.evenHalf, as: SIMD8<Float>.self)
-                i += 8
-            }
-        } else if stride == 3 {
-            // Every third sample, four at a time from three vectors; stops a vector early, as above.
-            while i + 5 <= n {
-                let p = UnsafeRawPointer(source + 3 * i)
-                let a = p.loadUnaligned(as: SIMD4<Float>.self)
-                let b = p.loadUnaligned(fromByteOffset: 16, as: SIMD4<Float>.self)
-                let c = p.loadUnaligned(fromByteOffset: 32, as: SIMD4<Float>.self)
-                UnsafeMutableRawPointer(target + i).storeBytes(of: SIMD4(a[0], a[3], b[2], c[1]), as: SIMD4<Float>.self)
-                i += 4
-            }
-        }
-        while i < n {
-            target[i] = source[i * stride]
-            i += 1
-        }
-        count += n
-    }
-
     /// Room for `n` more samples after the newest: the caller writes them, then calls
     /// ``commit(_:)`` with the same count.
     @inlinable func reserve(_ n: Int) -> UnsafeMutablePointer<Float> {

@@ -169,7 +169,11 @@ final class SharpStage {
         while r < down {
             let first = r >= phaseOfInput ? r - phaseOfInput : r - phaseOfInput + down
             if first < input.count {
-                stream(r) { $0.appendStrided(source + first, stride: down, count: quotient(input.count - first + down - 1)) }
+                let count = quotient(input.count - first + down - 1)
+                stream(r) { stream in
+                    kernels.takeEvery(source + first, down, stream.reserve(count), count)
+                    stream.commit(count)
+                }
             }
             r += 1
         }
@@ -219,7 +223,7 @@ final class SharpStage {
                 run(phase: 0, from: evenStart, count: evenEnd - evenStart, into: scratch)
                 let odd = scratch + scratchCapacity / 2
                 run(phase: 1, from: oddStart, count: oddEnd - oddStart, into: odd)
-                Self.interleave(even: scratch, odd: odd, startingOdd: next & 1 == 1, count: count, into: output)
+                interleave(even: scratch, odd: odd, startingOdd: next & 1 == 1, count: count, into: output)
             }
             next += count
         }
@@ -245,35 +249,14 @@ final class SharpStage {
     }
 
     /// Writes `count` outputs alternating between the two phase runs, starting with an odd one
-    /// when `startingOdd`; eight pairs per vector step.
-    static func interleave(even: UnsafePointer<Float>, odd: UnsafePointer<Float>, startingOdd: Bool, count: Int, into output: UnsafeMutablePointer<Float>) {
-        var written = 0
-        var evenIndex = 0
-        var oddIndex = 0
-        if startingOdd && count > 0 {
-            output[0] = odd[0]
-            written = 1
-            oddIndex = 1
-        }
-        while written + 16 <= count {
-            var pairs = SIMD16<Float>()
-            pairs.evenHalf = UnsafeRawPointer(even + evenIndex).loadUnaligned(as: SIMD8<Float>.self)
-            pairs.oddHalf = UnsafeRawPointer(odd + oddIndex).loadUnaligned(as: SIMD8<Float>.self)
-            UnsafeMutableRawPointer(output + written).storeBytes(of: pairs, as: SIMD16<Float>.self)
-            written += 16
-            evenIndex += 8
-            oddIndex += 8
-        }
-        while written < count {
-            if (written & 1 == 0) != startingOdd {
-                output[written] = even[evenIndex]
-                evenIndex += 1
-            } else {
-                output[written] = odd[oddIndex]
-                oddIndex += 1
-            }
-            written += 1
-        }
+    /// when `startingOdd`; the whole pairs by ``DSPKernels/interleavePairs``.
+    private func interleave(even: UnsafePointer<Float>, odd: UnsafePointer<Float>, startingOdd: Bool, count: Int, into output: UnsafeMutablePointer<Float>) {
+        guard count > 0 else { return }
+        let lead = startingOdd ? 1 : 0
+        if startingOdd { output[0] = odd[0] }
+        let pairs = (count - lead) / 2
+        kernels.interleavePairs(even, odd + lead, output + lead, pairs)
+        if (count - lead) & 1 == 1 { output[count - 1] = even[pairs] }
     }
 
     /// Computes `count` outputs of phase `q` starting at its j = `first`.
