@@ -191,12 +191,12 @@ public struct DSPKernels: Sendable {
                      polyphaseRowMultiple: 4)
         : nil
 
-    /// The AVX2 set with sixteen-lane AVX-512 decimate, interpolate and stereo downmix kernels
+    /// The AVX2 set with sixteen-lane AVX-512 decimate, interpolate, stereo downmix and Int16 kernels
     /// (bit for bit the AVX2 results), when this CPU and its operating system run AVX-512 F;
     /// `nil` otherwise.
     public static let avx512: DSPKernels? = vp_cpu_supports_avx512f() != 0
         ? DSPKernels(name: "AVX-512 + FMA (C)", decimate: vp_decimate_avx512, interpolate: vp_interpolate_avx512, polyphase: vp_polyphase_avx2,
-                     convertToInt16: vp_convert_int16_avx2, convertToFloat: vp_convert_float_avx2,
+                     convertToInt16: vp_convert_int16_avx512, convertToFloat: vp_convert_float_avx2,
                      downmixStereoFloat: vp_downmix_stereo_float_avx512, downmixStereoInt16: vp_downmix_stereo_int16_avx512,
                      downmixStereoFloatSplit: vp_downmix_stereo_float_split_avx512, downmixStereoInt16Split: vp_downmix_stereo_int16_split_avx512,
                      interleavePairs: vp_interleave_avx2, takeEvery: vp_take_every_avx2,
