@@ -5,9 +5,11 @@ struct Options {
     var quick = false
     var jsonPath: String
     var filter: String?
+    /// Timed repetitions per cell when given (--repetitions); else 5, or 3 with --quick.
+    var repetitionCount: Int?
 
     static let usage = """
-    USAGE: voicepipe-bench [--quick] [--json FILE] [--filter NAME]
+    USAGE: voicepipe-bench [--quick] [--json FILE] [--filter NAME] [--repetitions N]
 
     Measures VoicePipe's public API (capture and playback converters, kernels, base64, audio.chunk
     JSON, a file-to-JSON-Lines pipeline) against libsamplerate, soxr, speexdsp, Foundation, memcpy
@@ -22,6 +24,9 @@ struct Options {
       --filter NAME    Only benchmarks whose name contains NAME (case-insensitive), e.g. C1,
                        throughput/C3, soxr HQ, kernel/base64, e2e, quality, response, json-decode,
                        json-hostile.
+      --repetitions N  Timed repetitions of every cell, 3 … 101 (default 5; 3 with --quick). On a
+                       shared machine whose speed swings, more repetitions steady the medians and
+                       the ratios; the run takes proportionally longer.
       -h, --help       Show this help.
 
     Benchmark names: throughput/<C1|C2|C3|P1>/<10|20|100>ms/<contender>, kernel/<kernel>/<variant>,
@@ -59,6 +64,12 @@ struct Options {
                 guard i + 1 < arguments.count, !arguments[i + 1].isEmpty else { return .usageError("\(argument) needs a value") }
                 if argument == "--json" { options.jsonPath = arguments[i + 1] } else { options.filter = arguments[i + 1] }
                 i += 1
+            case "--repetitions":
+                guard i + 1 < arguments.count, let count = Int(arguments[i + 1]), (3...101).contains(count) else {
+                    return .usageError("--repetitions needs a whole number from 3 to 101")
+                }
+                options.repetitionCount = count
+                i += 1
             default:
                 return .usageError("unknown argument '\(argument)'")
             }
@@ -75,7 +86,7 @@ struct Options {
 
     // Settings per mode.
     var throughputSeconds: Double { quick ? 3 : 60 }
-    var repetitions: Int { quick ? 3 : 5 }
+    var repetitions: Int { repetitionCount ?? (quick ? 3 : 5) }
     var minimumRepetitionSeconds: Double { quick ? 0.01 : 0.05 }
     var endToEndSeconds: Int { quick ? 20 : 600 }
     var sweepStep: Double { quick ? 1_000 : 125 }
