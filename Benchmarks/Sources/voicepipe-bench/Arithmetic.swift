@@ -15,6 +15,8 @@ struct FMAPeak: Codable {
     /// ceiling for a folded FIR's inner loop on this core, below the peak when loads and adds
     /// compete with the FMAs; nil without AVX2 and FMA.
     var foldedAVX2: Double?
+    /// The same with sixteen lanes (``bench_folded_fma_avx512``); nil without AVX-512 F.
+    var foldedAVX512: Double?
 
     /// The larger of the two: the peak the achieved rates are a fraction of.
     var peak: Double? { [avx2, avx512].compactMap { $0 }.max() }
@@ -37,7 +39,8 @@ struct FMAPeak: Codable {
         return FMAPeak(
             avx2: machine.avx2 && machine.fma ? fastest(lanes: 8) { bench_fma_peak_avx2($0) } : nil,
             avx512: machine.avx512f ? fastest(lanes: 16) { bench_fma_peak_avx512($0) } : nil,
-            foldedAVX2: machine.avx2 && machine.fma ? fastest(lanes: 8) { n in samples.withUnsafeBufferPointer { bench_folded_fma_avx2($0.baseAddress!, n) } } : nil)
+            foldedAVX2: machine.avx2 && machine.fma ? fastest(lanes: 8) { n in samples.withUnsafeBufferPointer { bench_folded_fma_avx2($0.baseAddress!, n) } } : nil,
+            foldedAVX512: machine.avx512f ? fastest(lanes: 16) { n in samples.withUnsafeBufferPointer { bench_folded_fma_avx512($0.baseAddress!, n) } } : nil)
     }
 }
 

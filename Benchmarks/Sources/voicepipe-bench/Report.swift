@@ -115,9 +115,13 @@ enum Report {
         func line(_ s: String = "") { out += s + "\n" }
         guard let peak = r.fmaPeak, !r.arithmetic.isEmpty else { return }
         func rate(_ value: Double?) -> String { value.map { Format.significant($0 / 1e9) + " G" } ?? "–" }
+        func folded(_ value: Double?) -> String {
+            guard let value else { return "–" }
+            return rate(value) + " lane-FMA/s" + (peak.peak.map { " (" + Format.fixed(value / $0 * 100, 0) + " % of the peak)" } ?? "")
+        }
         line("### Arithmetic against the core's FMA peak")
         line()
-        line("**MACs** = filter taps applied per output frame by the built-in resampler's chain for the workload's rates; **executed** = lane multiply-adds its kernels run per output frame (a symmetric stage adds the two samples that share a tap, then one FMA; polyphase rows are padded to whole vectors). Each cell: executed lane-FMAs per CPU second at the cell's median speed, over the whole converter's time, and its share of the peak. **Peak** measured in this run with twelve independent FMA chains (fastest of seven): AVX2 \(rate(peak.avx2)) lane-FMA/s, AVX-512 \(rate(peak.avx512)) lane-FMA/s; the share is of the larger. **Folded-tap ceiling**: the same twelve chains with each FMA fed by one load from L1 and one add, the cheapest inner loop a folded symmetric filter can have: \(rate(peak.foldedAVX2)) lane-FMA/s\(peak.foldedAVX2.flatMap { folded in peak.peak.map { " (" + Format.fixed(folded / $0 * 100, 0) + " % of the peak)" } } ?? "").")
+        line("**MACs** = filter taps applied per output frame by the built-in resampler's chain for the workload's rates; **executed** = lane multiply-adds its kernels run per output frame (a symmetric stage adds the two samples that share a tap, then one FMA; polyphase rows are padded to whole vectors). Each cell: executed lane-FMAs per CPU second at the cell's median speed, over the whole converter's time, and its share of the peak. **Peak** measured in this run with twelve independent FMA chains (fastest of seven): AVX2 \(rate(peak.avx2)) lane-FMA/s, AVX-512 \(rate(peak.avx512)) lane-FMA/s; the share is of the larger. **Folded-tap ceiling**: the same twelve chains with each FMA fed by one load from L1 and one add, the cheapest inner loop a folded symmetric filter can have: AVX2 \(folded(peak.foldedAVX2)), AVX-512 \(folded(peak.foldedAVX512)).")
         line()
         line("| workload | kernels | MACs / output | executed / output | 10 ms | 20 ms | 100 ms |")
         line("|---|---|---:|---:|---:|---:|---:|")

@@ -13,4 +13,8 @@ float bench_fma_peak_avx512(long iterations);
 /// 128 floats, in L1) plus one add: the cheapest form of a folded symmetric FIR's inner loop.
 float bench_folded_fma_avx2(const float *samples, long iterations);
 
+/// The same with sixteen-lane AVX-512 loads, adds and FMAs (most loads split a cache line, as a
+/// sixteen-lane filter's do). Call only with AVX-512 F.
+float bench_folded_fma_avx512(const float *samples, long iterations);
+
 #endif
