@@ -167,14 +167,16 @@ struct AVX2KernelTests {
             // Stream 1 forwards and stream 2 backwards, then the reverse with a different offset.
             let classes = [
                 DecimatorTapClass(tapStart: 0, tapCount: tapCount, forwardStream: 1, forwardOffset: -tapCount, backwardStream: 2, backwardOffset: history - 1),
-                DecimatorTapClass(tapStart: 48, tapCount: min(tapCount, 23), forwardStream: 2, forwardOffset: 3, backwardStream: 1, backwardOffset: 4),
+                DecimatorTapClass(tapStart: 48, tapCount: min(tapCount, 23), forwardStream: 2, forwardOffset: 3, backwardStream: 1, backwardOffset: -1),
             ]
             for count in [1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 48, 49, 63, 64, 65, 80, 97, 130] {
                 // Streams 0 and 1 start `history` samples into their buffers (class 1 reads stream 1
-                // from −tapCount, class 2 down to 4 − 22); stream 2 at its buffer's start (class 1
-                // reads it down to history − tapCount). The newest samples the outputs need are
-                // n + history − 1 + [0, 4, −1] from each buffer's start, n < count.
-                let needed = [history + count, history + count + 4, history + count - 1]
+                // forwards from −tapCount, class 2 backwards down to −1 − 22); stream 2 at its
+                // buffer's start (class 1 reads it down to history − tapCount). The newest samples
+                // the outputs need are n + history − 1 + [0, −1, −1] from each buffer's start,
+                // n < count: on stream 1 both classes' windows end there, so the forward windows'
+                // reads meet the guard page as well as the backward ones.
+                let needed = [history + count, history + count - 1, history + count - 1]
                 let buffers = try needed.map { try GuardedSamples(count: $0 + DSPKernels.readSlack) }
                 for buffer in buffers {
                     for i in 0..<buffer.count { buffer.samples[i] = Float(generator.nextUnit() * 2 - 1) }

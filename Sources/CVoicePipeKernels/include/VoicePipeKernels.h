@@ -93,7 +93,7 @@ void vp_interleave_avx2(const float *even, const float *odd, float *output, intp
 /// target[i] = source[stride · i] for i < count; reads nothing past source[stride · (count − 1)].
 void vp_take_every_avx2(const float *source, intptr_t stride, float *target, intptr_t count);
 
-/// The same with sixteen lanes.
+/// vp_convert_int16_avx2 with sixteen lanes.
 void vp_convert_int16_avx512(const float *input, int16_t *output, intptr_t count, vp_conversion_peaks *peaks);
 
 /// Int16 -> Float (x / 32768, exact).
