@@ -125,6 +125,11 @@ VP_AVX2 static inline __m256i lane_mask(intptr_t lanes) {
     return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)lanes), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
+/// A mask selecting the first `lanes` of sixteen: none for lanes ≤ 0, all for lanes ≥ 16.
+static inline __mmask16 first_lanes16(intptr_t lanes) {
+    return lanes <= 0 ? 0 : lanes >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << lanes) - 1);
+}
+
 /// XCR0 through xgetbv: which register states the operating system saves on a context switch.
 __attribute__((target("xsave"))) static uint64_t enabled_register_states(void) {
     return _xgetbv(0);
@@ -372,7 +377,7 @@ VP_AVX512 __attribute__((always_inline)) static inline void decimate_blocks512(c
         for (intptr_t j = 0; j < c->tapCount; j += 16) {
             const intptr_t rem = c->tapCount - j;
             // Window k of the last block takes lanes 0 … k − 1 of v[blocks], k < min(rem, 16).
-            const __mmask16 lastLanes = rem >= 16 ? (__mmask16)0x7FFF : (__mmask16)((1u << (rem - 1)) - 1);
+            const __mmask16 lastLanes = first_lanes16((rem < 16 ? rem : 16) - 1);
             __m512 v[5];
             for (int b = 0; b < blocks; b++) v[b] = _mm512_loadu_ps(forward + j + 16 * b);
             v[blocks] = _mm512_maskz_loadu_ps(lastLanes, forward + j + 16 * blocks);
@@ -387,7 +392,7 @@ VP_AVX512 __attribute__((always_inline)) static inline void decimate_blocks512(c
         if (lanes >= 16) {
             _mm512_storeu_ps(output + n + 16 * b, a[b]);
         } else {
-            _mm512_mask_storeu_ps(output + n + 16 * b, (__mmask16)((1u << lanes) - 1), a[b]);
+            _mm512_mask_storeu_ps(output + n + 16 * b, first_lanes16(lanes), a[b]);
         }
     }
 }
@@ -417,9 +422,8 @@ VP_AVX512 static inline void store_pairs512(float *out, __m512 even, __m512 odd,
         _mm512_storeu_ps(out, first);
         _mm512_storeu_ps(out + 16, second);
     } else {
-        const intptr_t low = outputs < 16 ? outputs : 16, high = outputs > 16 ? outputs - 16 : 0;
-        _mm512_mask_storeu_ps(out, (__mmask16)((1u << low) - 1), first);
-        _mm512_mask_storeu_ps(out + 16, (__mmask16)((1u << high) - 1), second);
+        _mm512_mask_storeu_ps(out, first_lanes16(outputs), first);
+        _mm512_mask_storeu_ps(out + 16, first_lanes16(outputs - 16), second);
     }
 }
 
@@ -710,8 +714,7 @@ VP_AVX512 void vp_convert_int16_avx512(const float *input, int16_t *output, intp
         convert_int16_step512(input + i + 16, output + i + 16, 0xFFFF, &h1, &l1);
     }
     for (; i < count; i += 16) {
-        const intptr_t left = count - i;
-        convert_int16_step512(input + i, output + i, left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1), &h0, &l0);
+        convert_int16_step512(input + i, output + i, first_lanes16(count - i), &h0, &l0);
     }
     const float top = _mm512_reduce_max_ps(_mm512_max_ps(h0, h1)), bottom = _mm512_reduce_min_ps(_mm512_min_ps(l0, l1));
     peaks->input = top > -bottom ? top : -bottom;

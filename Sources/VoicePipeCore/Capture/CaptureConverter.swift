@@ -190,6 +190,11 @@ public final class CaptureConverter {
         outputSamples = 0
     }
 
+    /// Runs `body` on the built-in resampler, borrowed: no retain and release around the call.
+    @inline(__always) private static func borrowing(_ builtIn: Unmanaged<BuiltInResampler>, _ body: (BuiltInResampler) throws(ResamplerError) -> Int) throws(ResamplerError) -> Int {
+        try builtIn._withUnsafeGuaranteedRef { resampler in Result { () throws(ResamplerError) in try body(resampler) } }.get()
+    }
+
     private func convert<T: PCMSample>(_ base: UnsafePointer<T>, frames: Int, _ deliver: (CaptureFrame) throws -> Void) throws {
         let channels = inputFormat.channelCount
         let interleaved = inputFormat.isInterleaved || channels == 1
@@ -214,9 +219,7 @@ public final class CaptureConverter {
             let produced: Int
             do {
                 if let stereo, let builtIn {
-                    produced = try builtIn._withUnsafeGuaranteedRef { resampler in
-                        Result { () throws(ResamplerError) in try resampler.processStereo(stereo, frames: count, into: resampledBuffer) }
-                    }.get()
+                    produced = try Self.borrowing(builtIn) { resampler throws(ResamplerError) in try resampler.processStereo(stereo, frames: count, into: resampledBuffer) }
                 } else {
                     if let stereo {
                         stereo.downmix(frames: count, into: mono, kernels: kernels)
@@ -225,9 +228,7 @@ public final class CaptureConverter {
                     }
                     let block = UnsafeBufferPointer(start: UnsafePointer(mono), count: count)
                     if let builtIn {
-                        produced = try builtIn._withUnsafeGuaranteedRef { resampler in
-                            Result { () throws(ResamplerError) in try resampler.process(block, into: resampledBuffer) }
-                        }.get()
+                        produced = try Self.borrowing(builtIn) { resampler throws(ResamplerError) in try resampler.process(block, into: resampledBuffer) }
                     } else {
                         produced = try resampler.process(block, into: resampledBuffer)
                     }
