@@ -176,7 +176,10 @@ public struct LoadRun {
         let malformed = Guarded<[String]>([])
         let sampler = MemorySampler(interval: sampleInterval, progress: { samplesSent.load(ordering: .relaxed) },
                                     otherProcess: server?.processIdentifier)
-        let session = SessionConfiguration(sessionId: "load-\(runtime.rawValue)")
+        // The run floods the runtime, so waiting for it to take audio is its normal state; on a
+        // starved host (the test suite beside it on two cores) a wait can pass the interactive 5 s
+        // stall limit without anything being wrong. The limit here only ends a run that hangs.
+        let session = SessionConfiguration(sessionId: "load-\(runtime.rawValue)", stallLimit: .seconds(60))
         let driver = SessionDriver(options: SessionDriverOptions(session: session), transport: transport,
                                    capture: .file(capture, pacing: .asFastAsTaken), output: output) { event, _ in
             switch event {
