@@ -538,6 +538,87 @@ VP_AVX2 intptr_t vp_polyphase_avx2(const float *origin, const float *table, intp
     return produced;
 }
 
+/// One step of the sixteen-lane polyphase loop: the outputs of places `place` … place + 15 from
+/// the input at `x` (the first one's position), each lane the same fused multiply-adds in the
+/// same order as dot_lanes: tap j into partial sum j mod 8, then ((m0 + m2) + (m1 + m3)) of
+/// m_k = l_k + l_(k+4). Tap j of every lane is a permute of the 32 samples from x + 8·(j / 8),
+/// indexed by the lane's offset plus j mod 8. `readable`: samples from x that may be read.
+///
+/// Implementation notes: a row at a time (the AVX2 kernel) needs each output's lanes summed
+/// across the vector; one output per lane needs no such reduction, and its taps come from one
+/// load of the column layout.
+VP_AVX512 __attribute__((always_inline)) static inline __m512 polyphase_step512(const float *x, const float *taps, intptr_t stride,
+                                                                                __m512i offsets, intptr_t rowLength, intptr_t readable) {
+    __m512i index[8];
+    __m512 sum[8];
+    VP_UNROLL for (int d = 0; d < 8; d++) {
+        index[d] = _mm512_add_epi32(offsets, _mm512_set1_epi32(d));
+        sum[d] = _mm512_setzero_ps();
+    }
+    for (intptr_t w = 0; w < rowLength; w += 8) {
+        const __m512 low = _mm512_maskz_loadu_ps(first_lanes16(readable - w), x + w);
+        const __m512 high = _mm512_maskz_loadu_ps(first_lanes16(readable - w - 16), x + w + 16);
+        VP_UNROLL for (int d = 0; d < 8; d++) {
+            if (w + d < rowLength) {
+                const __m512 window = _mm512_permutex2var_ps(low, index[d], high);
+                sum[d] = _mm512_fmadd_ps(window, _mm512_loadu_ps(taps + (w + d) * stride), sum[d]);
+            }
+        }
+    }
+    const __m512 m0 = _mm512_add_ps(sum[0], sum[4]), m1 = _mm512_add_ps(sum[1], sum[5]);
+    const __m512 m2 = _mm512_add_ps(sum[2], sum[6]), m3 = _mm512_add_ps(sum[3], sum[7]);
+    return _mm512_add_ps(_mm512_add_ps(m0, m2), _mm512_add_ps(m1, m3));
+}
+
+/// The sixteen-lane loop for one row length (a constant lets the steps unroll).
+VP_AVX512 __attribute__((always_inline)) static inline intptr_t polyphase_columns512(const float *origin, intptr_t rowLength, const vp_polyphase_walk *walk,
+                                                                                     vp_polyphase_position *position, float *output) {
+    const vp_polyphase_columns *columns = walk->columns;
+    const intptr_t phaseCount = walk->phaseCount, last = walk->end, stride = columns->stride;
+    // Past the last sample the last output needs, nothing is read.
+    const intptr_t readableEnd = last + rowLength - 1;
+    intptr_t base = position->base, produced = 0;
+    intptr_t place = position->phase * columns->placeOfPhaseStep % phaseCount;
+    while (base < last) {
+        const __m512i offsets = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(columns->offsets + 16 * place)));
+        const __m512 result = polyphase_step512(origin + base, columns->taps + place, stride, offsets, rowLength, readableEnd - base);
+        const intptr_t remaining = last - base;
+        if (remaining > 24) {
+            _mm512_storeu_ps(output + produced, result);
+            produced += 16;
+            base += columns->advances[place];
+            place += 16;
+            if (place >= phaseCount) place %= phaseCount;
+        } else {
+            // The outputs whose position is below the end: a prefix of the lanes, offsets rising.
+            const __mmask16 below = _mm512_cmplt_epi32_mask(offsets, _mm512_set1_epi32((int)remaining));
+            const intptr_t count = __builtin_popcount(below);
+            _mm512_mask_storeu_ps(output + produced, below, result);
+            produced += count;
+            base += count < 16 ? columns->offsets[16 * place + count] : columns->advances[place];
+            place = (place + count) % phaseCount;
+            if (count < 16) break;
+        }
+    }
+    position->base = base;
+    position->phase = place * walk->stepPhase % phaseCount;
+    return produced;
+}
+
+VP_AVX512 intptr_t vp_polyphase_avx512(const float *origin, const float *table, intptr_t rowLength,
+                                       const vp_polyphase_walk *walk, vp_polyphase_position *position, float *output) {
+    if (walk->columns == NULL) return vp_polyphase_avx2(origin, table, rowLength, walk, position, output);
+    switch (rowLength) {
+    case 12: return polyphase_columns512(origin, 12, walk, position, output);
+    case 16: return polyphase_columns512(origin, 16, walk, position, output);
+    case 20: return polyphase_columns512(origin, 20, walk, position, output);
+    case 24: return polyphase_columns512(origin, 24, walk, position, output);
+    case 28: return polyphase_columns512(origin, 28, walk, position, output);
+    case 32: return polyphase_columns512(origin, 32, walk, position, output);
+    default: return polyphase_columns512(origin, rowLength, walk, position, output);
+    }
+}
+
 /// Sixteen samples per step: NaN lanes masked to 0, clamped to [-32768, 32767] before rounding (so
 /// vcvtps2dq, which rounds to nearest-even, never overflows), packed with saturation. The peaks come
 /// from the highest and the lowest sample: the conversion is monotonic, so the largest |result| is
@@ -835,6 +916,11 @@ void vp_interpolate_avx2(const float *x, const float *evenTaps, const float *odd
 
 intptr_t vp_polyphase_avx2(const float *origin, const float *table, intptr_t rowLength,
                            const vp_polyphase_walk *walk, vp_polyphase_position *position, float *output) {
+    return vp_polyphase_fma_reference(origin, table, rowLength, walk, position, output);
+}
+
+intptr_t vp_polyphase_avx512(const float *origin, const float *table, intptr_t rowLength,
+                             const vp_polyphase_walk *walk, vp_polyphase_position *position, float *output) {
     return vp_polyphase_fma_reference(origin, table, rowLength, walk, position, output);
 }
 

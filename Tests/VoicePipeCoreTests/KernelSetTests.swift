@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import VoicePipeCore
+@testable import VoicePipeCore
 import VoicePipeTestSupport
 
 /// Whether this CPU runs the AVX2 + FMA kernels; the tests of that set are skipped (not passed) when not.
@@ -190,6 +190,43 @@ struct AVX2KernelTests {
                     #expect(output.prefix(count).elementsEqual(expected), "\(kernels.name) decimate, classes of \(tapCount) taps, \(count) outputs")
                     #expect(output.dropFirst(count).allSatisfy { $0.isNaN }, "\(kernels.name) decimate wrote past \(count) outputs")
                 }
+            }
+        }
+    }
+
+    /// The sixteen-lane polyphase loop (column layout) against the scalar reference (rows), for
+    /// every end position 0 … 60 (so every output count up to 40 and more), from several phases,
+    /// with the input ending on a guard page right after the last sample the last output needs;
+    /// and the position it leaves.
+    @Test(.enabled(if: DSPKernels.avx512 != nil, "this CPU has no AVX-512"),
+          arguments: [(320, 441, 20), (2, 3, 12), (147, 160, 24), (640, 441, 36), (160, 147, 28), (3, 2, 16)])
+    func theColumnPolyphaseKernelMatchesTheReferenceAtEveryCount(up: Int, down: Int, rowLength: Int) throws {
+        let avx512 = try #require(DSPKernels.avx512)
+        let ratio = RationalRatio(up: up, down: down)
+        var generator = SplitMix64(seed: UInt64(up * 1_000 + rowLength))
+        let rows: [Float] = (0..<(ratio.up * rowLength)).map { _ in Float(generator.nextUnit() - 0.5) }
+        let columns = try #require(rows.withUnsafeBufferPointer { PolyphaseColumnTable(rows: $0.baseAddress!, rowLength: rowLength, ratio: ratio) })
+        let stepWhole = ratio.down / ratio.up, stepPhase = ratio.down % ratio.up
+        for startPhase in Set([0, 1, ratio.up / 2, ratio.up - 1]) {
+            for end in 0...60 {
+                let readable = max(end + rowLength - 1, 1)
+                let input = try GuardedSamples(count: readable)
+                for i in 0..<readable { input.samples[i] = Float(generator.nextUnit() * 2 - 1) }
+                let plainWalk = PolyphaseWalk(phaseCount: ratio.up, stepWhole: stepWhole, stepPhase: stepPhase, end: end, columns: nil)
+                var columnWalk = plainWalk
+                columnWalk.columns = UnsafePointer(columns.columns)
+                var expected = [Float](repeating: .nan, count: 128), output = expected
+                var expectedPosition = PolyphasePosition(base: 0, phase: startPhase), position = expectedPosition
+                let expectedCount = rows.withUnsafeBufferPointer { table in
+                    withUnsafePointer(to: plainWalk) { DSPKernels.fmaReference.polyphase(input.samples, table.baseAddress!, rowLength, $0, &expectedPosition, &expected) }
+                }
+                let count = rows.withUnsafeBufferPointer { table in
+                    withUnsafePointer(to: columnWalk) { avx512.polyphase(input.samples, table.baseAddress!, rowLength, $0, &position, &output) }
+                }
+                let label = "\(ratio), \(rowLength) taps, phase \(startPhase), end \(end), \(expectedCount) outputs"
+                #expect(count == expectedCount, "\(label)")
+                #expect(output.map(\.bitPattern) == expected.map(\.bitPattern), "\(label)")
+                #expect(position.base == expectedPosition.base && position.phase == expectedPosition.phase, "\(label): position")
             }
         }
     }

@@ -23,14 +23,33 @@ typedef struct __attribute__((swift_name("DecimatorTapClass"))) vp_tap_class {
     intptr_t backwardOffset;
 } vp_tap_class;
 
+/// The polyphase table laid out for a kernel that computes sixteen consecutive outputs at once,
+/// one per lane. The outputs of one period are numbered by their place in it: place s has the
+/// phase s·stepPhase mod phaseCount, so sixteen consecutive outputs are sixteen consecutive places.
+typedef struct __attribute__((swift_name("PolyphaseColumns"))) vp_polyphase_columns {
+    /// taps[j·stride + s]: tap j of the row of place s, for s < phaseCount + 15 (place
+    /// phaseCount + k repeats place k), so tap j of sixteen consecutive places is one load.
+    const float *taps;
+    intptr_t stride;
+    /// offsets[16·s + k]: the input position of place s + k less that of place s (k < 16); each
+    /// at most 24, so that an output's eight-tap window lies in 32 samples from place s's position.
+    const uint8_t *offsets;
+    /// advances[s]: the input position of place s + 16 less that of place s.
+    const uint8_t *advances;
+    /// The place of phase p is p·placeOfPhaseStep mod phaseCount (the inverse of stepPhase).
+    intptr_t placeOfPhaseStep;
+} vp_polyphase_columns;
+
 /// How the polyphase stage steps from one output to the next: the input position advances by
 /// stepWhole + stepPhase / phaseCount samples per output. Outputs are computed while the
-/// position's whole part is below end.
+/// position's whole part is below end. `columns`, when not null, is the same table laid out for
+/// the sixteen-lane kernel; the other kernels ignore it.
 typedef struct __attribute__((swift_name("PolyphaseWalk"))) vp_polyphase_walk {
     intptr_t phaseCount;
     intptr_t stepWhole;
     intptr_t stepPhase;
     intptr_t end;
+    const vp_polyphase_columns *_Nullable columns;
 } vp_polyphase_walk;
 
 /// The polyphase stage's position: the next output sits at input base + phase / phaseCount.
@@ -64,6 +83,12 @@ int64_t vp_thread_cpu_nanoseconds(void);
 /// 1 when the AVX2 set runs and the CPU also has AVX-512 F with the mask and ZMM registers saved
 /// by the operating system (xgetbv), else 0.
 int vp_cpu_supports_avx512f(void);
+
+/// The polyphase loop with sixteen outputs per step when walk->columns is set (else
+/// vp_polyphase_avx2); bit for bit the AVX2 results. It reads no input past
+/// origin[walk->end + rowLength − 2], the last sample the last output needs.
+intptr_t vp_polyphase_avx512(const float *origin, const float *table, intptr_t rowLength,
+                             const vp_polyphase_walk *walk, vp_polyphase_position *position, float *output);
 
 /// The decimate and interpolate kernels with sixteen lanes; bit for bit the AVX2 results.
 void vp_decimate_avx512(const float *_Nonnull const *_Nonnull streams, const vp_tap_class *classes, intptr_t factor,

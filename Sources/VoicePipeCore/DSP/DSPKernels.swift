@@ -5,6 +5,8 @@ import CVoicePipeKernels
 public typealias DecimatorTapClass = CVoicePipeKernels.DecimatorTapClass
 /// The polyphase stage's step and end, as the ``DSPKernels/Polyphase`` kernels take them.
 public typealias PolyphaseWalk = CVoicePipeKernels.PolyphaseWalk
+/// The polyphase table in the sixteen-lane kernel's layout, carried by a ``PolyphaseWalk``.
+public typealias PolyphaseColumns = CVoicePipeKernels.PolyphaseColumns
 /// The polyphase stage's position, as the ``DSPKernels/Polyphase`` kernels take and update it.
 public typealias PolyphasePosition = CVoicePipeKernels.PolyphasePosition
 /// The peaks a ``DSPKernels/ConvertToInt16`` kernel measures: `input`, the largest |x| before
@@ -134,6 +136,9 @@ public struct DSPKernels: Sendable {
     public let takeEvery: TakeEvery
     /// The polyphase kernel's vector width: table rows are padded with zero taps to a multiple.
     public let polyphaseRowMultiple: Int
+    /// The polyphase kernel computes sixteen outputs at once from the table's column layout
+    /// (``PolyphaseColumns``) when the walk carries one; the stage then builds it.
+    public let polyphaseTakesColumns: Bool
 
     public init(name: String, decimate: Decimate, interpolate: Interpolate, polyphase: Polyphase, convertToInt16: ConvertToInt16, convertToFloat: ConvertToFloat,
                 downmixStereoFloat: DownmixStereoFloat = { input, output, frames in Downmix.stereoFloat(input, frames: frames, into: output) },
@@ -142,7 +147,8 @@ public struct DSPKernels: Sendable {
                 downmixStereoInt16Split: DownmixStereoInt16Split = { input, first, second, frames in Downmix.stereoInt16Split(input, frames: frames, into: first, second) },
                 interleavePairs: InterleavePairs = { even, odd, output, pairs in StreamShuffles.interleave(even: even, odd: odd, pairs: pairs, into: output) },
                 takeEvery: TakeEvery = { source, stride, target, count in StreamShuffles.takeEvery(stride, from: source, count: count, into: target) },
-                polyphaseRowMultiple: Int) {
+                polyphaseRowMultiple: Int, polyphaseTakesColumns: Bool = false) {
+        self.polyphaseTakesColumns = polyphaseTakesColumns
         self.interleavePairs = interleavePairs
         self.takeEvery = takeEvery
         self.downmixStereoFloatSplit = downmixStereoFloatSplit
@@ -191,16 +197,16 @@ public struct DSPKernels: Sendable {
                      polyphaseRowMultiple: 4)
         : nil
 
-    /// The AVX2 set with sixteen-lane AVX-512 decimate, interpolate, stereo downmix and Int16 kernels
+    /// The AVX2 set with sixteen-lane AVX-512 decimate, interpolate, polyphase, stereo downmix and Int16 kernels
     /// (bit for bit the AVX2 results), when this CPU and its operating system run AVX-512 F;
     /// `nil` otherwise.
     public static let avx512: DSPKernels? = vp_cpu_supports_avx512f() != 0
-        ? DSPKernels(name: "AVX-512 + FMA (C)", decimate: vp_decimate_avx512, interpolate: vp_interpolate_avx512, polyphase: vp_polyphase_avx2,
+        ? DSPKernels(name: "AVX-512 + FMA (C)", decimate: vp_decimate_avx512, interpolate: vp_interpolate_avx512, polyphase: vp_polyphase_avx512,
                      convertToInt16: vp_convert_int16_avx512, convertToFloat: vp_convert_float_avx2,
                      downmixStereoFloat: vp_downmix_stereo_float_avx512, downmixStereoInt16: vp_downmix_stereo_int16_avx512,
                      downmixStereoFloatSplit: vp_downmix_stereo_float_split_avx512, downmixStereoInt16Split: vp_downmix_stereo_int16_split_avx512,
                      interleavePairs: vp_interleave_avx2, takeEvery: vp_take_every_avx2,
-                     polyphaseRowMultiple: 4)
+                     polyphaseRowMultiple: 4, polyphaseTakesColumns: true)
         : nil
 
     /// The plain C references of the AVX2 kernels: the same operations in the same order, one
@@ -225,7 +231,7 @@ public struct DSPKernels: Sendable {
                    downmixStereoFloat: decimators.downmixStereoFloat, downmixStereoInt16: decimators.downmixStereoInt16,
                    downmixStereoFloatSplit: decimators.downmixStereoFloatSplit, downmixStereoInt16Split: decimators.downmixStereoInt16Split,
                    interleavePairs: decimators.interleavePairs, takeEvery: decimators.takeEvery,
-                   polyphaseRowMultiple: decimators.polyphaseRowMultiple)
+                   polyphaseRowMultiple: decimators.polyphaseRowMultiple, polyphaseTakesColumns: decimators.polyphaseTakesColumns)
     }
 
     /// How ``best`` was chosen: measured, not read from feature bits, because a core that splits

@@ -22,6 +22,8 @@ final class PolyphaseStage {
     /// Interpolated mode only: row differences (row i+1 − row i).
     private let slopes: UnsafeMutablePointer<Float>?
     private let tablePhases: Int
+    /// The table laid out for a kernel set that computes sixteen outputs at once; nil otherwise.
+    private let columnTable: PolyphaseColumnTable?
     private let history: SampleHistory
     private let kernels: DSPKernels
     /// The step and end, and the position, handed to the kernel.
@@ -72,7 +74,9 @@ final class PolyphaseStage {
         }
         if exact {
             slopes = nil
+            columnTable = kernels.polyphaseTakesColumns ? PolyphaseColumnTable(rows: table, rowLength: rowLength, ratio: ratio) : nil
         } else {
+            columnTable = nil
             let slopes = UnsafeMutablePointer<Float>.allocate(capacity: tablePhases * rowLength)
             for i in 0..<(tablePhases * rowLength) {
                 slopes[i] = table[i + rowLength] - table[i]
@@ -81,7 +85,8 @@ final class PolyphaseStage {
         }
         history = SampleHistory(capacity: 2 * tapCount + maxInputBlock + 4, readSlack: paddedTaps - tapCount)
         walk = .allocate(capacity: 1)
-        walk.initialize(to: PolyphaseWalk(phaseCount: ratio.up, stepWhole: stepWhole, stepPhase: stepPhase, end: 0))
+        walk.initialize(to: PolyphaseWalk(phaseCount: ratio.up, stepWhole: stepWhole, stepPhase: stepPhase, end: 0,
+                                          columns: columnTable.map { UnsafePointer($0.columns) }))
         position = .allocate(capacity: 1)
         position.initialize(to: PolyphasePosition(base: 0, phase: 0))
         reset()
@@ -182,5 +187,63 @@ final class PolyphaseStage {
         }
         let two = sum.lowHalf + sum.highHalf
         return two[0] + two[1]
+    }
+}
+
+/// A polyphase table laid out for the sixteen-lane kernel (``PolyphaseColumns``): the rows'
+/// taps in columns by place in the period, each place's input offsets for the next fifteen
+/// outputs, and its advance to the sixteenth.
+final class PolyphaseColumnTable {
+    let columns: UnsafeMutablePointer<PolyphaseColumns>
+    private let taps: UnsafeMutablePointer<Float>
+    private let offsets: UnsafeMutablePointer<UInt8>
+    private let advances: UnsafeMutablePointer<UInt8>
+
+    /// The largest input offset within sixteen consecutive outputs that the kernel's windows
+    /// (32 samples, eight taps deep) can reach.
+    static let maximumOffset = 24
+
+    /// The columns of `rows` (`ratio.up` rows of `rowLength` taps); nil when sixteen consecutive
+    /// outputs span more than ``maximumOffset`` input samples (steps above about 1.6).
+    init?(rows: UnsafePointer<Float>, rowLength: Int, ratio: RationalRatio) {
+        let phases = ratio.up, down = ratio.down
+        // Place s sits at input position ⌊s·down / up⌋ from place 0, with phase s·down mod up.
+        func position(_ place: Int) -> Int { place * down / phases }
+        guard (0..<phases).allSatisfy({ position($0 + 15) - position($0) <= Self.maximumOffset }) else { return nil }
+        let stride = phases + 16
+        taps = .allocate(capacity: rowLength * stride)
+        taps.initialize(repeating: 0, count: rowLength * stride)
+        offsets = .allocate(capacity: 16 * phases)
+        advances = .allocate(capacity: phases)
+        for place in 0..<(phases + 15) {
+            let row = rows + (place * down % phases) * rowLength
+            for j in 0..<rowLength { taps[j * stride + place] = row[j] }
+        }
+        for place in 0..<phases {
+            for k in 0..<16 { offsets[16 * place + k] = UInt8(position(place + k) - position(place)) }
+            advances[place] = UInt8(position(place + 16) - position(place))
+        }
+        columns = .allocate(capacity: 1)
+        columns.initialize(to: PolyphaseColumns(taps: taps, stride: stride, offsets: offsets, advances: advances,
+                                                placeOfPhaseStep: Self.inverse(down % phases, modulo: phases)))
+    }
+
+    deinit {
+        taps.deallocate()
+        offsets.deallocate()
+        advances.deallocate()
+        columns.deallocate()
+    }
+
+    /// x with x·value ≡ 1 (mod modulus), for value coprime to modulus; 0 for a modulus of 1.
+    static func inverse(_ value: Int, modulo modulus: Int) -> Int {
+        var (r0, r1) = (modulus, value)
+        var (t0, t1) = (0, 1)
+        while r1 != 0 {
+            let quotient = r0 / r1
+            (r0, r1) = (r1, r0 - quotient * r1)
+            (t0, t1) = (t1, t0 - quotient * t1)
+        }
+        return ((t0 % modulus) + modulus) % modulus
     }
 }
