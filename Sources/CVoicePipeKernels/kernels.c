@@ -548,7 +548,7 @@ VP_AVX2 intptr_t vp_polyphase_avx2(const float *origin, const float *table, intp
 /// across the vector; one output per lane needs no such reduction, and its taps come from one
 /// load of the column layout.
 VP_AVX512 __attribute__((always_inline)) static inline __m512 polyphase_step512(const float *x, const float *taps, intptr_t stride,
-                                                                                __m512i offsets, intptr_t rowLength, intptr_t readable) {
+                                                                                __m512i offsets, intptr_t rowLength, intptr_t readable, int masked) {
     __m512i index[8];
     __m512 sum[8];
     VP_UNROLL for (int d = 0; d < 8; d++) {
@@ -556,8 +556,8 @@ VP_AVX512 __attribute__((always_inline)) static inline __m512 polyphase_step512(
         sum[d] = _mm512_setzero_ps();
     }
     for (intptr_t w = 0; w < rowLength; w += 8) {
-        const __m512 low = _mm512_maskz_loadu_ps(first_lanes16(readable - w), x + w);
-        const __m512 high = _mm512_maskz_loadu_ps(first_lanes16(readable - w - 16), x + w + 16);
+        const __m512 low = masked ? _mm512_maskz_loadu_ps(first_lanes16(readable - w), x + w) : _mm512_loadu_ps(x + w);
+        const __m512 high = masked ? _mm512_maskz_loadu_ps(first_lanes16(readable - w - 16), x + w + 16) : _mm512_loadu_ps(x + w + 16);
         VP_UNROLL for (int d = 0; d < 8; d++) {
             if (w + d < rowLength) {
                 const __m512 window = _mm512_permutex2var_ps(low, index[d], high);
@@ -575,18 +575,30 @@ VP_AVX512 __attribute__((always_inline)) static inline intptr_t polyphase_column
                                                                                      vp_polyphase_position *position, float *output) {
     const vp_polyphase_columns *columns = walk->columns;
     const intptr_t phaseCount = walk->phaseCount, last = walk->end, stride = columns->stride;
-    // Past the last sample the last output needs, nothing is read.
+    const float *taps = columns->taps;
+    const uint8_t *offsetTable = columns->offsets, *advances = columns->advances;
+    // Past the last sample the last output needs, nothing is read: the steps whose windows
+    // (up to 8·⌊(rowLength − 1) / 8⌋ + 32 samples) reach it load under masks.
     const intptr_t readableEnd = last + rowLength - 1;
+    const intptr_t windowSpan = 8 * ((rowLength - 1) / 8) + 32;
     intptr_t base = position->base, produced = 0;
     intptr_t place = position->phase * columns->placeOfPhaseStep % phaseCount;
     while (base < last) {
-        const __m512i offsets = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(columns->offsets + 16 * place)));
-        const __m512 result = polyphase_step512(origin + base, columns->taps + place, stride, offsets, rowLength, readableEnd - base);
-        const intptr_t remaining = last - base;
+        const __m512i offsets = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(offsetTable + 16 * place)));
+        const intptr_t readable = readableEnd - base, remaining = last - base;
+        if (remaining > 24 && readable >= windowSpan) {
+            _mm512_storeu_ps(output + produced, polyphase_step512(origin + base, taps + place, stride, offsets, rowLength, readable, 0));
+            produced += 16;
+            base += advances[place];
+            place += 16;
+            if (place >= phaseCount) place %= phaseCount;
+            continue;
+        }
+        const __m512 result = polyphase_step512(origin + base, taps + place, stride, offsets, rowLength, readable, 1);
         if (remaining > 24) {
             _mm512_storeu_ps(output + produced, result);
             produced += 16;
-            base += columns->advances[place];
+            base += advances[place];
             place += 16;
             if (place >= phaseCount) place %= phaseCount;
         } else {
@@ -595,7 +607,7 @@ VP_AVX512 __attribute__((always_inline)) static inline intptr_t polyphase_column
             const intptr_t count = __builtin_popcount(below);
             _mm512_mask_storeu_ps(output + produced, below, result);
             produced += count;
-            base += count < 16 ? columns->offsets[16 * place + count] : columns->advances[place];
+            base += count < 16 ? offsetTable[16 * place + count] : advances[place];
             place = (place + count) % phaseCount;
             if (count < 16) break;
         }
