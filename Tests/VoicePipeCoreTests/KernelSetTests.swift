@@ -60,14 +60,30 @@ struct KernelChoiceTests {
         #expect(KernelCalibration.fastest([100]) == 0)
     }
 
-    /// A combined set runs the decimators of one set and the interpolator of the other: 48 → 16 kHz
-    /// (decimators only) gives the first set's bits, 8 → 16 kHz (the interpolator only) the second's.
+    /// A combined set runs each loop from the set it names: 48 → 16 kHz (decimators only) gives
+    /// the decimators' set's bits, 8 → 16 kHz (the interpolator only) the interpolator's, and
+    /// 44.1 → 16 kHz (the polyphase stage, then a decimator) changes with the polyphase set alone.
     @Test(.enabled(if: DSPKernels.avx2 != nil, "this CPU has no AVX2 + FMA"))
     func aCombinedSetTakesEachLoopFromItsSet() throws {
         guard let avx2 = DSPKernels.avx2 else { return }
+        let polyphaseInput = AVX2KernelTests.signal(rate: 44_100, frames: 11_025)
+        let avx2Polyphase = try ResamplerHarness.stream(BuiltInResampler(inputRate: 44_100, outputRate: 16_000, kernels: avx2), polyphaseInput, chunkSizes: [441])
+        for polyphase in [avx2, DSPKernels.portable] {
+            let mixed = DSPKernels.combining(decimators: avx2, polyphase: polyphase, interpolator: avx2)
+            let output = try ResamplerHarness.stream(BuiltInResampler(inputRate: 44_100, outputRate: 16_000, kernels: mixed), polyphaseInput, chunkSizes: [441])
+            #expect((output.map(\.bitPattern) == avx2Polyphase.map(\.bitPattern)) == (polyphase.name == avx2.name), "polyphase from \(polyphase.name)")
+        }
+        #expect(DSPKernels.combining(decimators: avx2, polyphase: avx2, interpolator: avx2).name == avx2.name)
+        if let avx512 = DSPKernels.avx512 {
+            // The column layout goes with the polyphase loop that reads it; the bits are the same.
+            let mixed = DSPKernels.combining(decimators: avx2, polyphase: avx512, interpolator: avx2)
+            #expect(mixed.polyphaseTakesColumns && !DSPKernels.combining(decimators: avx512, polyphase: avx2, interpolator: avx512).polyphaseTakesColumns)
+            let output = try ResamplerHarness.stream(BuiltInResampler(inputRate: 44_100, outputRate: 16_000, kernels: mixed), polyphaseInput, chunkSizes: [441])
+            #expect(output.map(\.bitPattern) == avx2Polyphase.map(\.bitPattern))
+        }
         for (decimators, interpolator) in [(avx2, DSPKernels.portable), (DSPKernels.portable, avx2)] {
-            let combined = DSPKernels.combining(decimators: decimators, interpolator: interpolator)
-            #expect(combined.name == "\(decimators.name) decimators, \(interpolator.name) interpolator")
+            let combined = DSPKernels.combining(decimators: decimators, polyphase: decimators, interpolator: interpolator)
+            #expect(combined.name == "\(decimators.name) decimators, \(decimators.name) polyphase, \(interpolator.name) interpolator")
             for (rate, owner) in [(48_000.0, decimators), (8_000.0, interpolator)] {
                 let input = AVX2KernelTests.signal(rate: rate, frames: Int(rate / 4))
                 let expected = try ResamplerHarness.stream(BuiltInResampler(inputRate: rate, outputRate: 16_000, kernels: owner), input, chunkSizes: [480])

@@ -221,17 +221,20 @@ public struct DSPKernels: Sendable {
     /// every converter. ``portable`` where the CPU has no AVX2 and FMA.
     public static var best: DSPKernels { calibration.chosen }
 
-    /// The decimate and polyphase loops, conversions, downmixes and shuffles of `decimators` with the
-    /// interpolate loop of `interpolator`: what the calibration chooses when each wins one part.
-    /// The vector sets compute the same bits in every loop, so such a mix does too.
-    public static func combining(decimators: DSPKernels, interpolator: DSPKernels) -> DSPKernels {
-        DSPKernels(name: "\(decimators.name) decimators, \(interpolator.name) interpolator",
-                   decimate: decimators.decimate, interpolate: interpolator.interpolate, polyphase: decimators.polyphase,
-                   convertToInt16: decimators.convertToInt16, convertToFloat: decimators.convertToFloat,
-                   downmixStereoFloat: decimators.downmixStereoFloat, downmixStereoInt16: decimators.downmixStereoInt16,
-                   downmixStereoFloatSplit: decimators.downmixStereoFloatSplit, downmixStereoInt16Split: decimators.downmixStereoInt16Split,
-                   interleavePairs: decimators.interleavePairs, takeEvery: decimators.takeEvery,
-                   polyphaseRowMultiple: decimators.polyphaseRowMultiple, polyphaseTakesColumns: decimators.polyphaseTakesColumns)
+    /// The decimate loops, conversions, downmixes and shuffles of `decimators`, the polyphase loop
+    /// (and its table layout) of `polyphase` and the interpolate loop of `interpolator`: what the
+    /// calibration chooses when the sets win different parts. The vector sets compute the same
+    /// bits in every loop, so such a mix does too.
+    public static func combining(decimators: DSPKernels, polyphase: DSPKernels, interpolator: DSPKernels) -> DSPKernels {
+        let name = decimators.name == polyphase.name && polyphase.name == interpolator.name
+            ? decimators.name
+            : "\(decimators.name) decimators, \(polyphase.name) polyphase, \(interpolator.name) interpolator"
+        return DSPKernels(name: name, decimate: decimators.decimate, interpolate: interpolator.interpolate, polyphase: polyphase.polyphase,
+                          convertToInt16: decimators.convertToInt16, convertToFloat: decimators.convertToFloat,
+                          downmixStereoFloat: decimators.downmixStereoFloat, downmixStereoInt16: decimators.downmixStereoInt16,
+                          downmixStereoFloatSplit: decimators.downmixStereoFloatSplit, downmixStereoInt16Split: decimators.downmixStereoInt16Split,
+                          interleavePairs: decimators.interleavePairs, takeEvery: decimators.takeEvery,
+                          polyphaseRowMultiple: polyphase.polyphaseRowMultiple, polyphaseTakesColumns: polyphase.polyphaseTakesColumns)
     }
 
     /// How ``best`` was chosen: measured, not read from feature bits, because a core that splits

@@ -1,8 +1,9 @@
 import CVoicePipeKernels
 
 /// How ``DSPKernels/best`` was chosen: every candidate set ran the same short probes of the
-/// resampler's inner loops, interleaved, once per process (FFTW-style); the fastest decimators and
-/// the fastest interpolator won, each on its own, so the chosen set may take them from two sets.
+/// resampler's inner loops, interleaved, once per process (FFTW-style); the fastest decimators,
+/// the fastest polyphase loop and the fastest interpolator won, each on its own, so the chosen set
+/// may take them from different sets.
 ///
 /// Feature bits cannot make this choice: a core that splits 512-bit operations in two (AMD Zen 4)
 /// runs the AVX-512 kernels no faster than the AVX2 ones, a full-width core up to twice as fast;
@@ -15,13 +16,15 @@ public struct KernelCalibration: Sendable {
         public let name: String
         /// The 2:1 and 2/3 decimators at their 10 ms sizes.
         public let decimateNanoseconds: Int64
+        /// The polyphase loop of 44.1 → 32 kHz at its 10 ms size.
+        public let polyphaseNanoseconds: Int64
         /// The 1:2 interpolator at its 10 ms size.
         public let interpolateNanoseconds: Int64
-        /// Both probes.
-        public var nanoseconds: Int64 { decimateNanoseconds + interpolateNanoseconds }
+        /// All three probes.
+        public var nanoseconds: Int64 { decimateNanoseconds + polyphaseNanoseconds + interpolateNanoseconds }
     }
 
-    /// The set chosen: one candidate, or the decimators of one and the interpolator of another.
+    /// The set chosen: one candidate, or its parts from different candidates.
     public let chosen: DSPKernels
     /// Each candidate's fastest probe (empty when there was nothing to choose between).
     public let timings: [Timing]
@@ -32,8 +35,9 @@ public struct KernelCalibration: Sendable {
     public var summary: String {
         if timings.isEmpty { return "\(chosen.name) (the only candidate; no calibration)" }
         let decimators = timings.map { "\($0.name) \($0.decimateNanoseconds) ns" }.joined(separator: ", ")
+        let polyphase = timings.map { "\($0.name) \($0.polyphaseNanoseconds) ns" }.joined(separator: ", ")
         let interpolators = timings.map { "\($0.name) \($0.interpolateNanoseconds) ns" }.joined(separator: ", ")
-        return "\(chosen.name), by calibration (fastest probes: decimators \(decimators); interpolator \(interpolators); calibration took \(Double(costNanoseconds) / 1e6) ms of CPU)"
+        return "\(chosen.name), by calibration (fastest probes: decimators \(decimators); polyphase \(polyphase); interpolator \(interpolators); calibration took \(Double(costNanoseconds) / 1e6) ms of CPU)"
     }
 
     /// A wider set must beat the next candidate by this fraction to be chosen: ties go to the later
@@ -65,10 +69,12 @@ public struct KernelCalibration: Sendable {
         for kernels in candidates {
             for _ in 0..<16 {
                 probe.runDecimators(kernels)
+                probe.runPolyphase(kernels)
                 probe.runInterpolator(kernels)
             }
         }
         var decimate = [Int64](repeating: .max, count: candidates.count)
+        var polyphase = decimate
         var interpolate = decimate
         for round in 0..<12 {
             var k = 0
@@ -79,20 +85,30 @@ public struct KernelCalibration: Sendable {
                 var after = vp_thread_cpu_nanoseconds()
                 decimate[index] = min(decimate[index], (after - before) / 4)
                 before = after
+                for _ in 0..<4 { probe.runPolyphase(candidates[index]) }
+                after = vp_thread_cpu_nanoseconds()
+                polyphase[index] = min(polyphase[index], (after - before) / 4)
+                before = after
                 for _ in 0..<4 { probe.runInterpolator(candidates[index]) }
                 after = vp_thread_cpu_nanoseconds()
                 interpolate[index] = min(interpolate[index], (after - before) / 4)
                 k += 1
             }
         }
-        let decimators = candidates[fastest(decimate)], interpolator = candidates[fastest(interpolate)]
-        let chosen = decimators.name == interpolator.name ? decimators : DSPKernels.combining(decimators: decimators, interpolator: interpolator)
-        let timings = candidates.indices.map { Timing(name: candidates[$0].name, decimateNanoseconds: decimate[$0], interpolateNanoseconds: interpolate[$0]) }
+        let decimators = candidates[fastest(decimate)], polyphaseLoop = candidates[fastest(polyphase)]
+        let interpolator = candidates[fastest(interpolate)]
+        let chosen = decimators.name == polyphaseLoop.name && decimators.name == interpolator.name
+            ? decimators
+            : DSPKernels.combining(decimators: decimators, polyphase: polyphaseLoop, interpolator: interpolator)
+        let timings = candidates.indices.map {
+            Timing(name: candidates[$0].name, decimateNanoseconds: decimate[$0], polyphaseNanoseconds: polyphase[$0], interpolateNanoseconds: interpolate[$0])
+        }
         return KernelCalibration(chosen: chosen, timings: timings, costNanoseconds: vp_thread_cpu_nanoseconds() - start)
     }
 
     /// A few microseconds of the converters' inner loops at their 10 ms sizes: the 2:1 and 2/3
-    /// decimators and the 1:2 interpolator, on fixed pseudo-random data.
+    /// decimators, the 44.1 → 32 kHz polyphase loop and the 1:2 interpolator, on fixed
+    /// pseudo-random data.
     private final class Probe {
         static let samples = 4096
         let x: UnsafeMutablePointer<Float>
@@ -102,6 +118,13 @@ public struct KernelCalibration: Sendable {
         let output: UnsafeMutablePointer<Float>
         let streams: UnsafeMutablePointer<UnsafePointer<Float>>
         let classes: UnsafeMutablePointer<DecimatorTapClass>
+        /// 44.1 → 32 kHz: 320 rows of 20 taps, and their column layout for sets that take it.
+        static let polyphaseRatio = RationalRatio(up: 320, down: 441)
+        static let polyphaseRowLength = 20
+        let polyphaseRows: UnsafeMutablePointer<Float>
+        let polyphaseColumns: PolyphaseColumnTable?
+        let polyphasePosition: UnsafeMutablePointer<PolyphasePosition>
+        let polyphaseWalks: UnsafeMutablePointer<PolyphaseWalk>
 
         init() {
             x = .allocate(capacity: Self.samples)
@@ -124,6 +147,19 @@ public struct KernelCalibration: Sendable {
             for s in 0..<3 {
                 (classes + 2 + s).initialize(to: DecimatorTapClass(tapStart: 16 * s, tapCount: 16, forwardStream: 1 + s, forwardOffset: -30, backwardStream: 3 - s, backwardOffset: 30))
             }
+            let ratio = Self.polyphaseRatio, rowLength = Self.polyphaseRowLength
+            polyphaseRows = .allocate(capacity: ratio.up * rowLength)
+            for i in 0..<(ratio.up * rowLength) { polyphaseRows[i] = Float((i * 53) % 101) / 1010 - 0.05 }
+            polyphaseColumns = PolyphaseColumnTable(rows: polyphaseRows, rowLength: rowLength, ratio: ratio)
+            polyphasePosition = .allocate(capacity: 1)
+            polyphasePosition.initialize(to: PolyphasePosition(base: 0, phase: 0))
+            // 441 inputs: 320 outputs. Slot 0 walks the rows, slot 1 the columns.
+            polyphaseWalks = .allocate(capacity: 2)
+            let rows = PolyphaseWalk(phaseCount: ratio.up, stepWhole: ratio.down / ratio.up, stepPhase: ratio.down % ratio.up, end: 441, columns: nil)
+            var columns = rows
+            columns.columns = polyphaseColumns.map { UnsafePointer($0.columns) }
+            polyphaseWalks.initialize(to: rows)
+            (polyphaseWalks + 1).initialize(to: columns)
         }
 
         func deallocate() {
@@ -133,12 +169,21 @@ public struct KernelCalibration: Sendable {
             output.deallocate()
             streams.deallocate()
             classes.deallocate()
+            polyphaseRows.deallocate()
+            polyphasePosition.deallocate()
+            polyphaseWalks.deallocate()
         }
 
         func runDecimators(_ kernels: DSPKernels) {
             kernels.decimate(streams, classes, 2, taps, UnsafeRawPointer(splats), 0.25, output, 160)
             kernels.decimate(streams, classes + 2, 3, taps, UnsafeRawPointer(splats), 0.25, output, 80)
             kernels.decimate(streams, classes + 2, 3, taps, UnsafeRawPointer(splats), 0.25, output, 80)
+        }
+
+        func runPolyphase(_ kernels: DSPKernels) {
+            polyphasePosition.pointee = PolyphasePosition(base: 0, phase: 0)
+            let walk = polyphaseWalks + (kernels.polyphaseTakesColumns ? 1 : 0)
+            _ = kernels.polyphase(x + 100, polyphaseRows, Self.polyphaseRowLength, walk, polyphasePosition, output)
         }
 
         func runInterpolator(_ kernels: DSPKernels) {
