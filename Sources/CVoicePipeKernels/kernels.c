@@ -356,7 +356,7 @@ VP_AVX2 void vp_take_every_avx2(const float *source, intptr_t stride, float *tar
         }                                                                                                                       \
     }
 
-/// `blocks` (1 … 4) vectors of sixteen consecutive outputs from output n; see decimate_blocks.
+/// `blocks` (1 … 8) vectors of sixteen consecutive outputs from output n; see decimate_blocks.
 ///
 /// Implementation notes: sixteen-float windows at every offset make nearly every load split a
 /// cache line, and with two such loads per multiply-add the loads set the pace. So per group of
@@ -367,7 +367,7 @@ VP_AVX2 void vp_take_every_avx2(const float *source, intptr_t stride, float *tar
 VP_AVX512 __attribute__((always_inline)) static inline void decimate_blocks512(const float *_Nonnull const *_Nonnull streams, const vp_tap_class *classes,
                                                                                intptr_t factor, const float *taps, __m512 centreTap, float *output,
                                                                                intptr_t n, int blocks, intptr_t outputs) {
-    __m512 a[4];
+    __m512 a[8];
     for (int b = 0; b < blocks; b++) a[b] = _mm512_mul_ps(centreTap, _mm512_loadu_ps(streams[0] + n + 16 * b));
     for (intptr_t s = 0; s < factor; s++) {
         const vp_tap_class *c = classes + s;
@@ -378,7 +378,7 @@ VP_AVX512 __attribute__((always_inline)) static inline void decimate_blocks512(c
             const intptr_t rem = c->tapCount - j;
             // Window k of the last block takes lanes 0 … k − 1 of v[blocks], k < min(rem, 16).
             const __mmask16 lastLanes = first_lanes16((rem < 16 ? rem : 16) - 1);
-            __m512 v[5];
+            __m512 v[9];
             for (int b = 0; b < blocks; b++) v[b] = _mm512_loadu_ps(forward + j + 16 * b);
             v[blocks] = _mm512_maskz_loadu_ps(lastLanes, forward + j + 16 * blocks);
             VP_DECIMATE_TAP512(0) VP_DECIMATE_TAP512(1) VP_DECIMATE_TAP512(2) VP_DECIMATE_TAP512(3)
@@ -402,14 +402,23 @@ VP_AVX512 void vp_decimate_avx512(const float *_Nonnull const *_Nonnull streams,
     (void)splats;
     const __m512 centreTap = _mm512_set1_ps(centre);
     intptr_t n = 0;
-    // 64 outputs per step: four accumulators of sixteen; the last outputs in one step that may end
-    // with a partial vector (its extra lanes read within the read slack of 16 and are not stored).
-    for (; n + 64 <= count; n += 64) decimate_blocks512(streams, classes, factor, taps, centreTap, output, n, 4, 64);
+    // 64 outputs per step: four accumulators of sixteen. The last 1 … 128 outputs go in one step
+    // of up to eight, whose last vector may be partial (its extra lanes read within the read slack
+    // of 16 and are not stored): each output's sum is one chain of dependent multiply-adds, so a
+    // step of one or two vectors would wait on the multiply-add latency.
+    for (; count - n > 128; n += 64) decimate_blocks512(streams, classes, factor, taps, centreTap, output, n, 4, 64);
     const intptr_t rest = count - n;
-    if (rest > 48) decimate_blocks512(streams, classes, factor, taps, centreTap, output, n, 4, rest);
-    else if (rest > 32) decimate_blocks512(streams, classes, factor, taps, centreTap, output, n, 3, rest);
-    else if (rest > 16) decimate_blocks512(streams, classes, factor, taps, centreTap, output, n, 2, rest);
-    else if (rest > 0) decimate_blocks512(streams, classes, factor, taps, centreTap, output, n, 1, rest);
+    switch ((rest + 15) / 16) {
+    case 8: decimate_blocks512(streams, classes, factor, taps, centreTap, output, n, 8, rest); break;
+    case 7: decimate_blocks512(streams, classes, factor, taps, centreTap, output, n, 7, rest); break;
+    case 6: decimate_blocks512(streams, classes, factor, taps, centreTap, output, n, 6, rest); break;
+    case 5: decimate_blocks512(streams, classes, factor, taps, centreTap, output, n, 5, rest); break;
+    case 4: decimate_blocks512(streams, classes, factor, taps, centreTap, output, n, 4, rest); break;
+    case 3: decimate_blocks512(streams, classes, factor, taps, centreTap, output, n, 3, rest); break;
+    case 2: decimate_blocks512(streams, classes, factor, taps, centreTap, output, n, 2, rest); break;
+    case 1: decimate_blocks512(streams, classes, factor, taps, centreTap, output, n, 1, rest); break;
+    default: break;
+    }
 }
 
 /// Interleaves sixteen even and sixteen odd outputs into out[0 … 31], or only the first `outputs`.
@@ -427,10 +436,10 @@ VP_AVX512 static inline void store_pairs512(float *out, __m512 even, __m512 odd,
     }
 }
 
-/// `blocks` (1 … 4) vectors of sixteen consecutive inputs from p; see interpolate_blocks.
+/// `blocks` (1 … 6) vectors of sixteen consecutive inputs from p; see interpolate_blocks.
 VP_AVX512 __attribute__((always_inline)) static inline void interpolate_blocks512(const float *p, const float *evenTaps, const float *oddTaps,
                                                                                   __m512 centreTap, float *out, int blocks, intptr_t inputs) {
-    __m512 e[4], o[4], early[4];
+    __m512 e[6], o[6], early[6];
     for (int b = 0; b < blocks; b++) {
         e[b] = _mm512_mul_ps(centreTap, _mm512_loadu_ps(p + 16 * b));
         o[b] = _mm512_setzero_ps();
@@ -456,12 +465,19 @@ VP_AVX512 void vp_interpolate_avx512(const float *x, const float *evenTaps, cons
     (void)oddSplats;
     const __m512 centreTap = _mm512_set1_ps(centre);
     intptr_t i = 0;
-    for (; i + 64 <= count; i += 64) interpolate_blocks512(x + i, evenTaps, oddTaps, centreTap, output + 2 * i, 4, 64);
+    // 64 inputs per step; the last 1 … 96 in one step of up to six vectors (as the decimator's
+    // last step: a step of one vector would wait on the multiply-add latency).
+    for (; count - i > 96; i += 64) interpolate_blocks512(x + i, evenTaps, oddTaps, centreTap, output + 2 * i, 4, 64);
     const intptr_t rest = count - i;
-    if (rest > 48) interpolate_blocks512(x + i, evenTaps, oddTaps, centreTap, output + 2 * i, 4, rest);
-    else if (rest > 32) interpolate_blocks512(x + i, evenTaps, oddTaps, centreTap, output + 2 * i, 3, rest);
-    else if (rest > 16) interpolate_blocks512(x + i, evenTaps, oddTaps, centreTap, output + 2 * i, 2, rest);
-    else if (rest > 0) interpolate_blocks512(x + i, evenTaps, oddTaps, centreTap, output + 2 * i, 1, rest);
+    switch ((rest + 15) / 16) {
+    case 6: interpolate_blocks512(x + i, evenTaps, oddTaps, centreTap, output + 2 * i, 6, rest); break;
+    case 5: interpolate_blocks512(x + i, evenTaps, oddTaps, centreTap, output + 2 * i, 5, rest); break;
+    case 4: interpolate_blocks512(x + i, evenTaps, oddTaps, centreTap, output + 2 * i, 4, rest); break;
+    case 3: interpolate_blocks512(x + i, evenTaps, oddTaps, centreTap, output + 2 * i, 3, rest); break;
+    case 2: interpolate_blocks512(x + i, evenTaps, oddTaps, centreTap, output + 2 * i, 2, rest); break;
+    case 1: interpolate_blocks512(x + i, evenTaps, oddTaps, centreTap, output + 2 * i, 1, rest); break;
+    default: break;
+    }
 }
 
 /// Eight lanes of partial sums folded to four: m_k = l_k + l_(k+4).

@@ -185,7 +185,7 @@ struct AVX2KernelTests {
                 DecimatorTapClass(tapStart: 0, tapCount: tapCount, forwardStream: 1, forwardOffset: -tapCount, backwardStream: 2, backwardOffset: history - 1),
                 DecimatorTapClass(tapStart: 48, tapCount: min(tapCount, 23), forwardStream: 2, forwardOffset: 3, backwardStream: 1, backwardOffset: -1),
             ]
-            for count in [1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 48, 49, 63, 64, 65, 80, 97, 130] {
+            for count in [1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 48, 49, 63, 64, 65, 80, 97, 113, 128, 129, 130] {
                 // Streams 0 and 1 start `history` samples into their buffers (class 1 reads stream 1
                 // forwards from −tapCount, class 2 backwards down to −1 − 22); stream 2 at its
                 // buffer's start (class 1 reads it down to history − tapCount). The newest samples
