@@ -111,26 +111,47 @@ import VoicePipeTestSupport
         let capture = try FileCaptureSource(reader: reader, converter: CaptureConverter(input: reader.format))
         let server = try RuntimeServer(["--pace", "fast", "--stall-after", "1", "--receive-buffer", "65536", "--quiet"])
         defer { server.stop() }
-        let transport = WebSocketTransport(WebSocketConfiguration(url: try WebSocketURL(parsing: server.url + "/ws"), readTimeout: 4))
-        let driver = SessionDriver(options: SessionDriverOptions(session: SessionConfiguration(sessionId: "stalled")), transport: transport,
+        // The read timeout is the one thing that ends this session, and the text must be typed
+        // before it: 10 s leaves room for that on a starved machine. The stall limit
+        // (captured audio that cannot go out, here from the moment the backlog fills) is raised
+        // past it, so that the read timeout, not the stall, is what ends the session.
+        let transport = WebSocketTransport(WebSocketConfiguration(url: try WebSocketURL(parsing: server.url + "/ws"), readTimeout: 10))
+        let session = SessionConfiguration(sessionId: "stalled", stallLimit: .seconds(60))
+        let driver = SessionDriver(options: SessionDriverOptions(session: session), transport: transport,
                                    capture: .file(capture, pacing: .asFastAsTaken), output: DiscardedReplyOutput())
         let result = Guarded<SessionReport?>(nil)
         Thread { let report = driver.run(); result.withLock { $0 = report } }.start()
         // The server stopped reading after session.start: the socket fills (its buffers at their
-        // limits), then the backlog, which then never drains: half a second of it holding.
-        var holding = 0
-        #expect(await WebSocketTransportTests.eventually(within: .seconds(30)) {
-            holding = transport.backlogBytes > 0 ? holding + 1 : 0
-            return holding >= 50 || result.withLock { $0 != nil }
-        })
-        driver.type(Self.typedLate)
+        // limits), then the backlog, which then never drains: half a second of it holding. Watched
+        // on a thread of its own, which types as soon as it holds: a task waiting on the shared
+        // cooperative pool can be resumed late enough for the read timeout to come first.
+        let typed = Guarded<Bool?>(nil)
+        Thread {
+            var holdingSince: ContinuousClock.Instant?
+            let held = waitUntil(limit: .seconds(30)) {
+                guard result.withLock({ $0 == nil }) else { return true }
+                guard transport.backlogBytes > 0 else {
+                    holdingSince = nil
+                    return false
+                }
+                let now = ContinuousClock.now
+                let since = holdingSince ?? now
+                holdingSince = since
+                return now - since >= .milliseconds(500)
+            }
+            let running = held && result.withLock { $0 == nil }
+            if running { driver.type(Self.typedLate) }
+            typed.withLock { $0 = running }
+        }.start()
         #expect(await WebSocketTransportTests.eventually(within: .seconds(60)) { result.withLock { $0 != nil } })
+        #expect(await WebSocketTransportTests.eventually(within: .seconds(60)) { typed.withLock { $0 != nil } })
+        try #require(typed.withLock { $0 } == true, "the backlog never held, or the session ended before the text was typed")
         let report = try #require(result.withLock { $0 })
         guard case .error(.transport(let detail)) = report.machine.state else {
             Issue.record("the session ended in \(report.machine.state), not error(transport)")
             return
         }
-        #expect(detail.contains("the runtime sent nothing, and did not answer a ping, for 4 s"), "\(detail)")
+        #expect(detail.contains("the runtime sent nothing, and did not answer a ping, for 10 s"), "\(detail)")
         #expect(report.machine.pendingTexts.map(\.text) == [Self.typedLate])
         #expect(report.machine.counters.textsSent == 0)
         #expect(report.machine.turns.filter { $0.kind == .text }.map(\.wasWithdrawn) == [true])
