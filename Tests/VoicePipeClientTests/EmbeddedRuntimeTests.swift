@@ -201,8 +201,14 @@ struct EmbeddedRuntimeTests {
         #expect(await runtime.waitUntilFinished(timeout: .seconds(30)))
     }
 
+    /// Unpaced, but the open turn never ends on the runtime's wall clock: the burst's trailing
+    /// second of silence closes the voice gate in audio time. With the default end-of-audio
+    /// timeout (500 ms of clock time), a sender starved for half a second mid-tone on a busy
+    /// machine would split the voice turn in two, and every count below would change.
+    static let unpacedOnAudioTime = EmbeddedRuntimeOptions(endOfAudioTimeout: .seconds(3_600), pacing: .unpaced)
+
     @Test func anUnpacedSessionThroughASmallBacklogLosesNothing() async throws {
-        let runtime = EmbeddedRuntime(options: EmbeddedRuntimeOptions(pacing: .unpaced))
+        let runtime = EmbeddedRuntime(options: Self.unpacedOnAudioTime)
         // 16 KiB each way: the 230 KB reply fills the runtime's backlog many times over.
         let client = runtime.connect(backlogLimit: 16 << 10)
         let recorder = ClientRecorder(client)
@@ -232,7 +238,7 @@ struct EmbeddedRuntimeTests {
     }
 
     @Test func trafficCountsTheAudioEachWayOnceEvenWhenSendsAreRefusedAndRetried() async throws {
-        let runtime = EmbeddedRuntime(options: EmbeddedRuntimeOptions(pacing: .unpaced))
+        let runtime = EmbeddedRuntime(options: Self.unpacedOnAudioTime)
         // A 16 KiB backlog refuses many reply chunks; each must be counted once, when it goes.
         let client = runtime.connect(backlogLimit: 16 << 10)
         let recorder = ClientRecorder(client)
