@@ -327,12 +327,20 @@ class ProtocolTests(ServerTestCase):
         with connect(server.url) as ws:
             ws.send(start())
             ws.recv(timeout=5)
-            for samples in chunks_of(tone_burst())[:60]:
+            sent = chunks_of(tone_burst())[:60]
+            for samples in sent[:-1]:
                 ws.send(chunk(samples))
+            # Stamped before the last chunk goes out, so the server takes it after this instant and
+            # the turn cannot end sooner than 500 ms after it, however late this process runs.
             last_sent = time.monotonic()
-            texts, replies = read_turn(ws, chunks_expected=96)  # 30 720 × 1.5 = 46 080 samples
+            ws.send(chunk(sent[-1]))
+            first = ws.recv(timeout=5)  # the turn's first message: it ended
             waited = time.monotonic() - last_sent
-        self.assertTrue(0.45 <= waited < 1.5, waited)
+            texts, replies = read_turn(ws, chunks_expected=96)  # 30 720 × 1.5 = 46 080 samples
+            texts.insert(0, first)
+        # The upper bound is loose (a busy machine can hold either process back): it only catches a
+        # turn that did not end on the timeout.
+        self.assertTrue(0.5 <= waited < 5, waited)
         self.assertEqual([without_duration(text) for text in texts], voice_turn(
             "1.4 s", "−6.0 dBFS", "1.92", "1.920 s", "-6", "-10.3", "−10.3 dBFS", 30_720))
         self.assertEqual(sum(map(len, replies)), 46_080)
@@ -342,6 +350,7 @@ class ProtocolTests(ServerTestCase):
         with connect(server.url) as ws:
             ws.send(start())
             ws.recv(timeout=5)
+            text_sent = time.monotonic()
             ws.send(message("text.input", text='Where is my "order"?'))
             texts, replies = [], []
             while len(replies) < 23:
@@ -359,8 +368,12 @@ class ProtocolTests(ServerTestCase):
             '{"type":"transcript","role":"assistant","text":"You typed “Where is my \\"order\\"?”. Here is a short tone for it.","final":true}',
         ])
         self.assertEqual([count for _, count in replies], [480] * 22 + [240])
-        spread = replies[-1][0] - replies[0][0]
-        self.assertTrue(0.38 <= spread < 0.8, f"22 chunks of 20 ms went out over {spread:.3f} s")
+        # In real time, chunk k goes out 20 ms × k after the reply starts, which is no earlier than
+        # the server read the text: the last of 23 arrives at least 440 ms after the text was sent
+        # (stamped before sending it, so a reader that runs late can only make it longer). A reply
+        # sent unpaced comes at once; the upper bound only catches one that never finishes.
+        took = replies[-1][0] - text_sent
+        self.assertTrue(22 * 0.020 <= took < 5, f"the last of 23 chunks of 20 ms arrived {took:.3f} s after the text")
 
     def test_voice_over_a_reply_interrupts_it(self):
         server = self.server()
@@ -431,10 +444,12 @@ class ProtocolTests(ServerTestCase):
     def test_escalation_malformed_early_unknown_and_binary_messages_are_answered_like_the_embedded_runtime(self):
         server = self.server()
         with connect(server.url) as ws:
+            # Stamped before the request goes out: the server reads it after this instant and says
+            # an agent will join 1 s after reading it, so no sooner than 1 s after this.
+            requested_at = time.monotonic()
             ws.send(message("escalation.request", reason="human please"))
             self.assertEqual(json.loads(ws.recv(timeout=5)),
                              {"type": "debug", "message": "escalation.request arrived before session.start; the runtime answers anyway"})
-            requested_at = time.monotonic()
             self.assertEqual(ws.recv(timeout=5), '{"type":"escalation","status":"requested"}')
             ws.send("{not json")
             ws.send('{"type":"debug","message":"x","message":"y"}')
@@ -450,8 +465,10 @@ class ProtocolTests(ServerTestCase):
                 "a binary message of 2 bytes was ignored: the protocol's messages are text",
             ]
             self.assertEqual([json.loads(ws.recv(timeout=5))["message"] for _ in expected], expected)
-            self.assertEqual(ws.recv(timeout=3), '{"type":"escalation","status":"an agent will join shortly"}')
-            self.assertTrue(0.9 <= time.monotonic() - requested_at < 1.6)
+            self.assertEqual(ws.recv(timeout=5), '{"type":"escalation","status":"an agent will join shortly"}')
+            # The upper bound is loose (a busy machine can hold either process back).
+            waited = time.monotonic() - requested_at
+            self.assertTrue(1.0 <= waited < 5, waited)
         server.wait_event("received", type=None, binary=True, bytes=2)
         server.wait_event("closed", by="client", code=1000)
 
@@ -633,8 +650,11 @@ class SwitchTests(ServerTestCase):
         self.assertEqual(server.of_kind("sent"), [])
         began = time.monotonic()
         self.assertEqual(server.stop(), 0)
-        self.assertLess(time.monotonic() - began, 2)
-        self.assertEqual(server.wait_event("closed", id=1)["by"], "server")
+        # Stopping drops the stalled connection (no close frame: it would never be answered, and the
+        # close handshake would wait out its 3 s timeout); the bound only catches a stop that hangs.
+        self.assertLess(time.monotonic() - began, 5)
+        event = server.wait_event("closed", id=1)
+        self.assertEqual((event["code"], event["by"], event["clean"]), (1006, "server", False))
 
     def test_oversized_sends_one_valid_message_of_that_size_after_the_greeting(self):
         server = self.server("--oversized", "100000")
