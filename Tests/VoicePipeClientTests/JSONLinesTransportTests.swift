@@ -3,6 +3,7 @@ import Glibc
 import Testing
 import VoicePipeClient
 import VoicePipeCore
+import VoicePipeTestSupport
 
 /// JSON Lines on a pair of descriptors, the far end driven by the test: exact bytes out, every
 /// line in, a bounded backlog that loses nothing, and one close reason that says what happened.
@@ -139,16 +140,26 @@ struct JSONLinesTransportTests {
         close(connected.runtimeSays)
     }
 
+    /// Waits (blocking, bounded) until the writer thread has written some of the backlog: the
+    /// pipe then holds whole lines when the test closes. Closed before the writer first ran (a
+    /// starved host can keep it waiting past the 0.2 s flush timeout), it would write nothing.
+    static func waitForTheWriter(of transport: JSONLinesTransport, toGoBelow sent: Int) -> Bool {
+        waitUntil(limit: .seconds(10)) { transport.backlogBytes < sent }
+    }
+
     @Test func closingWhileTheRuntimeReadsNothingGivesUpAfterTheFlushTimeoutAndCountsWhatWasNotSent() async throws {
         let connected = Self.connected(backlogLimit: 1 << 20, flushTimeout: 0.2)
         connected.transport.open()
         let message = String(repeating: "q", count: 10_000)
         for _ in 0..<50 { try? connected.transport.send(message) }
-        // Timed on this thread: the runtime sees the end of its input after the flush timeout.
+        try #require(Self.waitForTheWriter(of: connected.transport, toGoBelow: 50 * message.utf8.count))
+        // Timed on this thread, which only blocks (no task to resume): the runtime sees the end of
+        // its input once the flush timeout has passed, and soon after (not the default 2 s).
         let started = ContinuousClock.now
         connected.transport.close()
         #expect(TransportTesting.waitForHangUp(connected.runtimeHears, within: 5))
-        #expect(ContinuousClock.now - started < .seconds(1.5))
+        let elapsed = ContinuousClock.now - started
+        #expect(elapsed >= .seconds(0.2) && elapsed < .seconds(1.5), "\(elapsed)")
         #expect(await TransportTesting.events(of: connected.transport) == [.opened, .closed(.closedByClient)])
         // The pipe took what it could hold; every message not written whole is still counted, to
         // the byte. How many lines fit depends on how the kernel packed the writer's flushes into
@@ -172,6 +183,7 @@ struct JSONLinesTransportTests {
             if (try? connected.transport.send(message)) != nil { sent.append(message) }
         }
         #expect(sent.count == 50)
+        try #require(Self.waitForTheWriter(of: connected.transport, toGoBelow: sent.reduce(0) { $0 + $1.utf8.count }))
         #expect(connected.transport.takeUnwrittenMessages().isEmpty, "nothing is taken while the transport lives")
         connected.transport.close()
         #expect(await TransportTesting.events(of: connected.transport) == [.opened, .closed(.closedByClient)])
