@@ -145,7 +145,7 @@ struct SessionRuleTests {
         #expect(script.log.sentAudio.count == 1)
     }
 
-    @Test func tenMinutesOfQuietSessionRunInWellUnderASecond() {
+    @Test func tenMinutesOfQuietSessionRunWithoutWaitingForRealTime() {
         var script = SessionScript()
         let wall = ContinuousClock()
         let started = wall.now
@@ -155,8 +155,9 @@ struct SessionRuleTests {
         #expect(script.machine.counters.keepAlivesSent == 15)
         #expect(ticks == 15)
         #expect(script.machine.state == .ready)
-        // Nothing waits for real time: ten minutes of session take microseconds, not minutes.
-        #expect(elapsed < .seconds(1))
+        // Nothing waits for real time: ten minutes of session take microseconds, not minutes. The
+        // bound is far from both, so a starved host's pauses cannot reach it, and far below 600 s.
+        #expect(elapsed < .seconds(60))
     }
 
     // MARK: Timeouts
