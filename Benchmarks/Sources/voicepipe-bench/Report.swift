@@ -63,7 +63,11 @@ enum Report {
                           let other = r.throughput.first(where: { $0.workload == row.workload && $0.chunkMilliseconds == chunk && $0.contender.hasPrefix(name) }) else { return "–" }
                     return Format.significant(mine.xRealTime.median / other.xRealTime.median) + "×"
                 }
-                let soxr = Workload.chunkMilliseconds.map { ratio("soxr HQ", chunk: $0) }.joined(separator: " / ")
+                // The paired ratio of the throughput tables (by round), not a ratio of medians.
+                let soxr = Workload.chunkMilliseconds.map { chunk in
+                    r.throughput.first { $0.workload == row.workload && $0.chunkMilliseconds == chunk && $0.contender == row.contender }?
+                        .ratioToSoxrHQ.map { Format.significant($0) + "×" } ?? "–"
+                }.joined(separator: " / ")
                 let allocations = r.allocations.first { $0.workload == row.workload && $0.chunkMilliseconds == 20 && $0.contender == row.contender }
                 let title = Workload.all.first { $0.id == row.workload }?.title ?? row.workload
                 let kernels = row.contender.replacingOccurrences(of: "VoicePipe ", with: "")
@@ -81,7 +85,7 @@ enum Report {
         func line(_ s: String = "") { out += s + "\n" }
         line("## 1. Streaming throughput")
         line()
-        line("One instance per cell streams the signal chunk by chunk with state carried across chunks; creation is not timed. **xRT** = seconds of audio per CPU second, median (min–max). **Msa/s** = million input frames per CPU second at the median (20 ms chunks). **vs soxr HQ** and **vs memcpy** = median speed over that cell's median speed at the same workload and chunk size (10 / 20 / 100 ms). VoicePipe C1–C3 is the whole `CaptureConverter` fed raw bytes of the input format: downmix, resampling, frame assembly (frames as long as the chunk), Int16 conversion and a peak meter per frame. The peers get the same surrounding work as the C harness: input → mono Float32 → resample → Int16 (round, clip); P1: Int16 → Float32 → resample (VoicePipe: `PlaybackConverter(outputRate: 48000)`). The signal is \(Format.seconds(r.settings.throughputSignalSeconds)) of tones plus noise at about −18.5 dBFS RMS (peaks near −6.5 dBFS) unless the row says otherwise.")
+        line("One instance per cell streams the signal chunk by chunk with state carried across chunks; creation is not timed. **xRT** = seconds of audio per CPU second, median (min–max). **Msa/s** = million input frames per CPU second at the median (20 ms chunks). **vs soxr HQ** and **vs memcpy** = speed over that cell's speed at the same workload and chunk size (10 / 20 / 100 ms), paired: the ratio of the two cells' repetitions in the same round, median over the rounds (each round runs a workload and chunk size's soxr HQ cell right before its VoicePipe cells, so a pair sees nearly the same machine). VoicePipe C1–C3 is the whole `CaptureConverter` fed raw bytes of the input format: downmix, resampling, frame assembly (frames as long as the chunk), Int16 conversion and a peak meter per frame. The peers get the same surrounding work as the C harness: input → mono Float32 → resample → Int16 (round, clip); P1: Int16 → Float32 → resample (VoicePipe: `PlaybackConverter(outputRate: 48000)`). The signal is \(Format.seconds(r.settings.throughputSignalSeconds)) of tones plus noise at about −18.5 dBFS RMS (peaks near −6.5 dBFS) unless the row says otherwise.")
         let wallRatios = r.throughput.map(\.wallOverCPU).sorted()
         if !wallRatios.isEmpty {
             line()

@@ -16,9 +16,11 @@ struct ThroughputRow: Codable {
     var xRealTime: Spread
     /// Million input frames per CPU second, at the median.
     var megaFramesPerSecond: Double
-    /// This cell's median speed over the memcpy cell's (same workload and chunk).
+    /// This cell's speed over the memcpy cell's (same workload and chunk): the median over the
+    /// repetitions of the two cells' ratio within the same round.
     var ratioToMemcpy: Double?
-    /// This cell's median speed over soxr HQ's (same workload and chunk); above 1 is faster.
+    /// This cell's speed over soxr HQ's (same workload and chunk), paired by round as
+    /// ``ratioToMemcpy``; above 1 is faster.
     var ratioToSoxrHQ: Double?
     var wallOverCPU: Double
 }
@@ -98,8 +100,32 @@ final class ThroughputBenchmark {
         }
     }
 
+    /// Runs the cells round-robin, each workload and chunk size's soxr HQ cell right before its
+    /// VoicePipe cells: a ratio is taken between two repetitions of the same round, and on a
+    /// host whose speed swings from second to second, neighbours see nearly the same machine.
     func run(_ schedule: RoundRobin, progress: Progress) {
-        schedule.run(cells.map(\.timed), label: "throughput", progress: progress)
+        func rank(_ cell: Cell) -> Int {
+            cell.spec.name == ContenderSpec.referenceName ? 0 : cell.spec.family == .voicepipe ? 1 : 2
+        }
+        var order: [TimedCell] = []
+        var start = 0
+        while start < cells.count {
+            var end = start
+            while end < cells.count, cells[end].workload.id == cells[start].workload.id, cells[end].chunkMilliseconds == cells[start].chunkMilliseconds { end += 1 }
+            order += cells[start..<end].enumerated().sorted { (rank($0.element), $0.offset) < (rank($1.element), $1.offset) }.map(\.element.timed)
+            start = end
+        }
+        schedule.run(order, label: "throughput", progress: progress)
+    }
+
+    /// The median over the repetitions of `cell`'s speed over `reference`'s in the same round.
+    static func pairedRatio(_ cell: Cell, to reference: Cell) -> Double? {
+        let mine = cell.timed.cpuTimes, theirs = reference.timed.cpuTimes
+        guard !mine.isEmpty, mine.count == theirs.count else { return nil }
+        // Speed is work over time: (my audio / my time per pass) over (their audio / their time per pass).
+        let myWork = Double(cell.input.count / cell.workload.bytesPerFrame) * Double(cell.timed.passes)
+        let theirWork = Double(reference.input.count / reference.workload.bytesPerFrame) * Double(reference.timed.passes)
+        return Spread(zip(mine, theirs).map { (myWork / $0) / (theirWork / $1) }).median
     }
 
     /// The rows, with ratios to the memcpy and soxr HQ cells of the same workload and chunk size.
@@ -115,13 +141,13 @@ final class ThroughputBenchmark {
                 megaFramesPerSecond: audioSeconds * Double(cell.workload.inputRate) / cpu.median / 1e6,
                 ratioToMemcpy: nil, ratioToSoxrHQ: nil, wallOverCPU: cell.timed.wallOverCPU)
         }
-        for i in rows.indices {
-            let peers = rows.filter { $0.workload == rows[i].workload && $0.chunkMilliseconds == rows[i].chunkMilliseconds }
-            if let memcpy = peers.first(where: { $0.family == ContenderSpec.Family.memcpy.rawValue }) {
-                rows[i].ratioToMemcpy = rows[i].xRealTime.median / memcpy.xRealTime.median
+        for (i, cell) in cells.enumerated() {
+            let peers = cells.filter { $0.workload.id == cell.workload.id && $0.chunkMilliseconds == cell.chunkMilliseconds }
+            if let memcpy = peers.first(where: { $0.spec.family == .memcpy }) {
+                rows[i].ratioToMemcpy = Self.pairedRatio(cell, to: memcpy)
             }
-            if let reference = peers.first(where: { $0.contender == ContenderSpec.referenceName }) {
-                rows[i].ratioToSoxrHQ = rows[i].xRealTime.median / reference.xRealTime.median
+            if let reference = peers.first(where: { $0.spec.name == ContenderSpec.referenceName }) {
+                rows[i].ratioToSoxrHQ = Self.pairedRatio(cell, to: reference)
             }
         }
         return rows
