@@ -31,3 +31,23 @@ public enum ResamplerHarness {
         return (0..<count).map { _ in 1 + Int(generator.next() % UInt64(maximum)) }
     }
 }
+
+/// What another process may report as its kernel choice.
+public enum KernelChoices {
+    /// Every name ``DSPKernels/best`` can take on this CPU: the portable set without AVX2, else any
+    /// mix of the vector sets. Each process calibrates on its own and may take each calibrated
+    /// loop from a different set, so a command under test can report another choice than the
+    /// test's own process made.
+    public static var possibleBestNames: Set<String> {
+        let candidates = [DSPKernels.avx512, DSPKernels.avx2].compactMap { $0 }
+        guard !candidates.isEmpty else { return [DSPKernels.portable.name] }
+        return Set(candidates.flatMap { decimators in candidates.flatMap { polyphase in candidates.map { interpolator in
+            DSPKernels.combining(decimators: decimators, polyphase: polyphase, interpolator: interpolator).name
+        } } })
+    }
+
+    /// The kernel name a program printed on a line starting with `prefix`; nil without one.
+    public static func reported(in output: String, after prefix: String) -> String? {
+        output.split(separator: "\n").first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
+    }
+}
