@@ -602,15 +602,9 @@ VP_AVX512 __attribute__((always_inline)) static inline intptr_t polyphase_column
     while (base < last) {
         const __m512i offsets = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(offsetTable + 16 * place)));
         const intptr_t readable = readableEnd - base, remaining = last - base;
-        if (remaining > 24 && readable >= windowSpan) {
-            _mm512_storeu_ps(output + produced, polyphase_step512(origin + base, taps + place, stride, offsets, rowLength, readable, 0));
-            produced += 16;
-            base += advances[place];
-            place += 16;
-            if (place >= phaseCount) place %= phaseCount;
-            continue;
-        }
-        const __m512 result = polyphase_step512(origin + base, taps + place, stride, offsets, rowLength, readable, 1);
+        const __m512 result = readable >= windowSpan
+            ? polyphase_step512(origin + base, taps + place, stride, offsets, rowLength, readable, 0)
+            : polyphase_step512(origin + base, taps + place, stride, offsets, rowLength, readable, 1);
         if (remaining > 24) {
             _mm512_storeu_ps(output + produced, result);
             produced += 16;

@@ -97,9 +97,7 @@ public struct KernelCalibration: Sendable {
         }
         let decimators = candidates[fastest(decimate)], polyphaseLoop = candidates[fastest(polyphase)]
         let interpolator = candidates[fastest(interpolate)]
-        let chosen = decimators.name == polyphaseLoop.name && decimators.name == interpolator.name
-            ? decimators
-            : DSPKernels.combining(decimators: decimators, polyphase: polyphaseLoop, interpolator: interpolator)
+        let chosen = DSPKernels.combining(decimators: decimators, polyphase: polyphaseLoop, interpolator: interpolator)
         let timings = candidates.indices.map {
             Timing(name: candidates[$0].name, decimateNanoseconds: decimate[$0], polyphaseNanoseconds: polyphase[$0], interpolateNanoseconds: interpolate[$0])
         }
