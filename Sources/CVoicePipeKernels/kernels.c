@@ -335,6 +335,56 @@ VP_AVX2 void vp_take_every_avx2(const float *source, intptr_t stride, float *tar
     for (; i < count; i++) target[i] = source[stride * i];
 }
 
+/// Per 128-bit lane, 16 characters to 12 bytes. A character's high nibble indexes lut_hi and its
+/// low nibble lut_lo; the two entries share a bit exactly when the character is outside the
+/// alphabet (high nibbles 0-1 and 8-F share bit 4 with every low nibble; 2 allows only B and F,
+/// 3 only 0-9, 4 and 6 all but 0, 5 and 7 only 0-A). The value is the character plus an offset
+/// chosen by its high nibble ('/' shares '+''s nibble and takes the entry before it). Pairs of
+/// 6-bit values then merge into 12 bits (vpmaddubsw), pairs of those into 24 (vpmaddwd), and a
+/// byte shuffle puts each group's three bytes in order.
+VP_AVX2 intptr_t vp_base64_decode_blocks_avx2(const uint8_t *text, intptr_t blocks, uint8_t *output) {
+    const __m256i lutLow = _mm256_setr_epi8(0x15, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x13, 0x1A, 0x1B, 0x1B, 0x1B, 0x1A,
+                                            0x15, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11, 0x13, 0x1A, 0x1B, 0x1B, 0x1B, 0x1A);
+    const __m256i lutHigh = _mm256_setr_epi8(0x10, 0x10, 0x01, 0x02, 0x04, 0x08, 0x04, 0x08, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10,
+                                             0x10, 0x10, 0x01, 0x02, 0x04, 0x08, 0x04, 0x08, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10, 0x10);
+    const __m256i lutOffset = _mm256_setr_epi8(0, 16, 19, 4, -65, -65, -71, -71, 0, 0, 0, 0, 0, 0, 0, 0,
+                                               0, 16, 19, 4, -65, -65, -71, -71, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m256i nibble = _mm256_set1_epi8(0x0F), slash = _mm256_set1_epi8('/');
+    const __m256i groupOrder = _mm256_setr_epi8(2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1,
+                                                2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1);
+    const __m256i laneOrder = _mm256_setr_epi32(0, 1, 2, 4, 5, 6, 7, 7);
+    intptr_t b = 0;
+    for (; b < blocks; b++) {
+        const __m256i characters = _mm256_loadu_si256((const __m256i *)(text + 32 * b));
+        const __m256i high = _mm256_and_si256(_mm256_srli_epi32(characters, 4), nibble);
+        const __m256i low = _mm256_and_si256(characters, nibble);
+        const __m256i outside = _mm256_and_si256(_mm256_shuffle_epi8(lutLow, low), _mm256_shuffle_epi8(lutHigh, high));
+        if (!_mm256_testz_si256(outside, outside)) break;
+        const __m256i offset = _mm256_shuffle_epi8(lutOffset, _mm256_add_epi8(high, _mm256_cmpeq_epi8(characters, slash)));
+        const __m256i values = _mm256_add_epi8(characters, offset);
+        const __m256i twelve = _mm256_maddubs_epi16(values, _mm256_set1_epi32(0x01400140));
+        const __m256i twentyFour = _mm256_madd_epi16(twelve, _mm256_set1_epi32(0x00011000));
+        const __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(twentyFour, groupOrder), laneOrder);
+        _mm_storeu_si128((__m128i *)(output + 24 * b), _mm256_castsi256_si128(bytes));
+        _mm_storel_epi64((__m128i *)(output + 24 * b + 16), _mm256_extracti128_si256(bytes, 1));
+    }
+    return b;
+}
+
+VP_AVX2 intptr_t vp_json_string_run_avx2(const uint8_t *bytes, intptr_t count) {
+    const __m256i quote = _mm256_set1_epi8('"'), backslash = _mm256_set1_epi8('\\'), space = _mm256_set1_epi8(0x20);
+    intptr_t i = 0;
+    for (; i + 32 <= count; i += 32) {
+        const __m256i x = _mm256_loadu_si256((const __m256i *)(bytes + i));
+        // Below 0x20 (unsigned): min(x, 0x1F) == x.
+        const __m256i control = _mm256_cmpeq_epi8(_mm256_min_epu8(x, _mm256_set1_epi8(0x1F)), x);
+        const __m256i stop = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(x, quote), _mm256_cmpeq_epi8(x, backslash)), control);
+        const unsigned mask = (unsigned)_mm256_movemask_epi8(stop);
+        if (mask != 0) return i + __builtin_ctz(mask);
+    }
+    return i;
+}
+
 // ---- AVX-512 (F) + FMA ------------------------------------------------------------------------
 //
 // The same kernels with sixteen lanes: each lane runs the same reference's operations in the same
@@ -961,6 +1011,19 @@ void vp_convert_int16_avx2(const float *input, int16_t *output, intptr_t count, 
 
 void vp_convert_float_avx2(const int16_t *input, float *output, intptr_t count) {
     for (intptr_t i = 0; i < count; i++) output[i] = (float)input[i] * (1.0f / 32768.0f);
+}
+
+intptr_t vp_base64_decode_blocks_avx2(const uint8_t *text, intptr_t blocks, uint8_t *output) {
+    (void)text;
+    (void)blocks;
+    (void)output;
+    return 0;
+}
+
+intptr_t vp_json_string_run_avx2(const uint8_t *bytes, intptr_t count) {
+    (void)bytes;
+    (void)count;
+    return 0;
 }
 
 void vp_downmix_stereo_float_avx2(const float *input, float *output, intptr_t frames) {

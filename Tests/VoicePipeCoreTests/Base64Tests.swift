@@ -25,6 +25,20 @@ struct Base64Tests {
         }
     }
 
+    /// Decodes through the internal entry point, with or without the AVX2 block decoder, into a
+    /// buffer of exactly the decoded size.
+    static func decode(_ text: [UInt8], vector: Bool) -> Result<[UInt8], Base64Error> {
+        text.withUnsafeBytes { raw in
+            let count: Int
+            do throws(Base64Error) { count = try Base64.decodedCount(forEncoded: raw) } catch { return .failure(error) }
+            var output = [UInt8](repeating: 0, count: count)
+            let written = output.withUnsafeMutableBytes { out in
+                Result { () throws(Base64Error) in try Base64.decode(raw, padding: raw.count / 4 * 3 - count, into: out, vector: vector) }
+            }
+            return written.map { _ in output }
+        }
+    }
+
     /// Decodes through the buffer API into `output`.
     static func decode(_ text: [UInt8], into output: inout [UInt8]) -> Result<Int, Base64Error> {
         text.withUnsafeBytes { raw in
@@ -176,6 +190,37 @@ struct Base64Tests {
             #expect(Self.decode(text) == expected, "\(text)")
         }
         #expect(failures > 10_000)
+    }
+
+    /// Every byte value in every lane of the first two 32-character blocks: the AVX2 block decoder
+    /// (on a CPU with AVX2) and the portable path give the reference's bytes or its error.
+    @Test func vectorAndPortableDecodersAgreeOnEveryByteInEveryLane() {
+        var rng = SplitMix64(seed: 10)
+        let valid = Base64Reference.encode(Self.randomBytes(75, &rng))   // 100 characters, no padding
+        for position in 0..<64 {
+            for byte in UInt8.min...UInt8.max {
+                var text = valid
+                text[position] = byte
+                let expected = Self.reference(text)
+                #expect(Self.decode(text, vector: Base64.hasVectorDecoder) == expected, "byte \(byte) at \(position)")
+                #expect(Self.decode(text, vector: false) == expected, "byte \(byte) at \(position), portable")
+            }
+        }
+    }
+
+    /// The damaged-text comparison, through the portable path alone (the default path takes the
+    /// AVX2 block decoder wherever the CPU has it).
+    @Test func portablePathEqualsReferenceOnDamagedLongText() {
+        var rng = SplitMix64(seed: 11)
+        for _ in 0..<2_000 {
+            let data = Self.randomBytes(Int.random(in: 0...600, using: &rng), &rng)
+            var text = Base64Reference.encode(data)
+            if !text.isEmpty, Bool.random(using: &rng) {
+                text[Int.random(in: 0..<text.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
+            }
+            #expect(Self.decode(text, vector: false) == Self.reference(text))
+            #expect(Self.decode(text, vector: Base64.hasVectorDecoder) == Self.reference(text))
+        }
     }
 
     // MARK: Malformed input: exact errors

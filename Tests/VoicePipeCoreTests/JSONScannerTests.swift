@@ -3,7 +3,8 @@ import Testing
 import VoicePipeTestSupport
 
 /// The audio.chunk fast path's JSON scanner: strings found exactly wherever their delimiters fall
-/// (the 16-byte skip, the 8-byte pinpointing and the byte-by-byte tail), escapes undone exactly.
+/// (the 32-byte AVX2 skip, the 16-byte skip, the 8-byte pinpointing and the byte-by-byte tail),
+/// escapes undone exactly.
 struct JSONScannerTests {
     static func scanString(_ text: [UInt8]) -> (content: Range<Int>, escaped: Bool, end: Int)? {
         text.withUnsafeBytes { raw in
@@ -44,7 +45,7 @@ struct JSONScannerTests {
     }
 
     @Test func everyByteValueInsideAString() {
-        for offset in [0, 5, 15, 16, 17, 31, 40] {
+        for offset in [0, 5, 15, 16, 17, 31, 40, 47, 63, 64] {
             for byte in UInt8.min...UInt8.max {
                 let text = [UInt8(ascii: "\"")] + [UInt8](repeating: UInt8(ascii: "w"), count: offset) + [byte]
                     + [UInt8](repeating: UInt8(ascii: "w"), count: 30) + [UInt8(ascii: "\"")]

@@ -124,6 +124,16 @@ void vp_convert_int16_avx512(const float *input, int16_t *output, intptr_t count
 /// Int16 -> Float (x / 32768, exact).
 void vp_convert_float_avx2(const int16_t *input, float *output, intptr_t count);
 
+/// Standard base64 (A-Z a-z 0-9 + /, no padding) from `text`, 32 characters to 24 bytes at a
+/// time, for up to `blocks` blocks, stopping before the first block with a character outside
+/// the alphabet. Writes exactly 24 bytes per block decoded. Returns the number of blocks decoded.
+/// Needs AVX2 (check vp_cpu_supports_avx2_fma() first).
+intptr_t vp_base64_decode_blocks_avx2(const uint8_t *text, intptr_t blocks, uint8_t *output);
+/// How far a JSON string's content runs from `bytes` before its first '"', '\\' or byte below
+/// 0x20, looking at whole 32-byte blocks only: the offset of that byte within the first block
+/// holding one, or 32 × ⌊count / 32⌋ when none does. Needs AVX2.
+intptr_t vp_json_string_run_avx2(const uint8_t *bytes, intptr_t count);
+
 /// The references: scalar code with fmaf, the same operations in the same order as the AVX2 lanes.
 void vp_decimate_fma_reference(const float *_Nonnull const *_Nonnull streams, const vp_tap_class *classes, intptr_t factor,
                                const float *taps, const void *splats, float centre, float *output, intptr_t count);

@@ -402,8 +402,9 @@ public enum AudioChunkJSON {
         }
 
         static func bytes(_ message: UnsafeRawBufferPointer, _ range: Range<Int>, equal word: StaticString) -> Bool {
-            guard range.count == word.utf8CodeUnitCount else { return false }
-            for k in 0..<range.count where message[range.lowerBound + k] != word.utf8Start[k] { return false }
+            guard range.count == word.utf8CodeUnitCount, let base = message.baseAddress else { return false }
+            let start = base + range.lowerBound
+            for k in 0..<range.count where start.load(fromByteOffset: k, as: UInt8.self) != word.utf8Start[k] { return false }
             return true
         }
     }

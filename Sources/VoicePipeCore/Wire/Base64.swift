@@ -1,3 +1,5 @@
+import CVoicePipeKernels
+
 /// Why a base64 text was refused, with the offset of the first offending byte.
 ///
 /// Offsets count bytes from the start of the text. ``Base64/decode(_:into:)`` checks in this
@@ -54,7 +56,10 @@ public enum Base64Error: Error, Sendable, Hashable, CustomStringConvertible {
 /// handed to the plain per-character loop, which finds the first offender. That table is
 /// 128 KiB, built on first use; the entries real base64 touches (both characters in the alphabet)
 /// span about 12 KiB, which stays in L1. Halving the lookups per quad this way measured about
-/// 1.3× faster than four lookups in a 256-entry table.
+/// 1.3× faster than four lookups in a 256-entry table. On a CPU with AVX2, whole 32-character
+/// blocks go first through a vector decoder in C (nibble tables check and translate 32 characters
+/// at once): 2.4–4.5× faster than the pair tables on 1 280 characters; it stops at the first
+/// block with a byte outside the alphabet, and the paths above take over from there.
 ///
 /// ```
 /// text   Q  U  J  D  R  A  = =      4 characters → 24 bits → 3 bytes; '=' pads the last quad
@@ -190,24 +195,38 @@ public enum Base64 {
         return bytes
     }
 
+    /// Whether this CPU runs the AVX2 block decoder (`vp_base64_decode_blocks_avx2`).
+    static let hasVectorDecoder = vp_cpu_supports_avx2_fma() != 0
+
     /// Decodes `text`, whose length is a multiple of 4 and which ends in exactly `padding` `=`
     /// (0…2; checked by the caller). With `padding == 0` every `=` is misplaced, which is how a
-    /// text decoded in pieces refuses padding before its last piece.
-    static func decode(_ text: UnsafeRawBufferPointer, padding: Int, into output: UnsafeMutableRawBufferPointer) throws(Base64Error) -> Int {
+    /// text decoded in pieces refuses padding before its last piece. `vector`: whether the AVX2
+    /// block decoder runs first (tests pass `false` to check the portable path on any CPU).
+    static func decode(_ text: UnsafeRawBufferPointer, padding: Int, into output: UnsafeMutableRawBufferPointer,
+                       vector: Bool = hasVectorDecoder) throws(Base64Error) -> Int {
         let length = text.count
         let count = length / 4 * 3 - padding
         guard output.count >= count else { throw .outputTooSmall(required: count, available: output.count) }
         guard length > 0, let source = text.baseAddress, let destination = output.baseAddress else { return 0 }
         let fullQuadsEnd = padding == 0 ? length : length - 4
 
+        // With AVX2, whole 32-character blocks of the full quads first (24 bytes each, written
+        // exactly), up to the first block with a byte outside the alphabet.
+        var i = 0
+        var o = 0
+        if vector {
+            let decoded = vp_base64_decode_blocks_avx2(source.assumingMemoryBound(to: UInt8.self), fullQuadsEnd / 32,
+                                                       destination.assumingMemoryBound(to: UInt8.self))
+            i = 32 * decoded
+            o = 24 * decoded
+        }
+
         // Fast path: 32 characters → 24 bytes per step, written as four 8-byte stores of which
         // the last 2 bytes are overwritten by the next store; the block count keeps every store
         // inside the first `count` bytes of the output. Then whole quads, two lookups each.
         // An invalid pair is −1, which sign-extends through the shifts and ORs, so one sign test
         // covers a block; a block or quad with a bad byte stops the fast path where it stands.
-        var blocks = min(fullQuadsEnd / 32, (count - 2) / 24)
-        var i = 0
-        var o = 0
+        var blocks = min((fullQuadsEnd - i) / 32, (count - o - 2) / 24)
         Base64Tables.decodePairs.withUnsafeBufferPointer { pairs in
             guard let pairs = pairs.baseAddress else { return }
             @inline(__always) func pair(_ offset: Int) -> Int64 {

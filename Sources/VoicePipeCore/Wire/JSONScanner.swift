@@ -1,3 +1,5 @@
+import CVoicePipeKernels
+
 /// A cursor over one JSON text (RFC 8259) that recognises just what the `audio.chunk` fast path
 /// needs: whitespace, punctuation, strings, numbers and the three literals.
 ///
@@ -61,10 +63,15 @@ struct JSONScanner {
         }
     }
 
+    /// Whether this CPU runs the AVX2 scan of string content (`vp_json_string_run_avx2`), 32
+    /// bytes a step, before the 16-byte loop.
+    static let hasVectorScan = vp_cpu_supports_avx2_fma() != 0
+
     /// Scans a string whose opening quote is next.
     ///
-    /// Runs of ordinary bytes are skipped sixteen at a time and the delimiter that stops a run is
-    /// pinpointed eight at a time; escapes are checked for form (`\"` `\\` `\/` `\b` `\f` `\n`
+    /// Runs of ordinary bytes are skipped 32 at a time with AVX2 and sixteen at a time otherwise
+    /// (and for the last few), and the delimiter that stops a 16-byte run is pinpointed eight at
+    /// a time; escapes are checked for form (`\"` `\\` `\/` `\b` `\f` `\n`
     /// `\r` `\t` `\uXXXX`) and raw control bytes are refused.
     /// - Returns: the content range (between the quotes) and whether it contains escapes.
     mutating func scanString() -> (content: Range<Int>, escaped: Bool)? {
@@ -79,6 +86,9 @@ struct JSONScanner {
         let backslashes = SIMD16<UInt8>(repeating: UInt8(ascii: "\\"))
         let spaces = SIMD16<UInt8>(repeating: 0x20)
         while true {
+            if Self.hasVectorScan, end &- i >= 32 {
+                i &+= vp_json_string_run_avx2(base.assumingMemoryBound(to: UInt8.self) + i, end &- i)
+            }
             while end &- i >= 16 {
                 let chunk = base.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self)
                 if any((chunk .== quotes) .| (chunk .== backslashes) .| (chunk .< spaces)) {
