@@ -129,6 +129,9 @@ void vp_convert_float_avx2(const int16_t *input, float *output, intptr_t count);
 /// the alphabet. Writes exactly 24 bytes per block decoded. Returns the number of blocks decoded.
 /// Needs AVX2 (check vp_cpu_supports_avx2_fma() first).
 intptr_t vp_base64_decode_blocks_avx2(const uint8_t *text, intptr_t blocks, uint8_t *output);
+/// Standard base64 of `blocks` blocks of 24 bytes from `bytes`, 32 characters each to `text`.
+/// Reads 4 bytes past the last block (28 bytes per block from its start). Needs AVX2.
+void vp_base64_encode_blocks_avx2(const uint8_t *bytes, intptr_t blocks, uint8_t *text);
 /// How far a JSON string's content runs from `bytes` before its first '"', '\\' or byte below
 /// 0x20, looking at whole 32-byte blocks only: the offset of that byte within the first block
 /// holding one, or 32 × ⌊count / 32⌋ when none does. Needs AVX2.
