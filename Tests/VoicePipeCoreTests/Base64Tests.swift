@@ -9,33 +9,23 @@ import VoicePipeTestSupport
 struct Base64Tests {
     // MARK: Helpers
 
-    /// Decodes through the buffer API into a buffer of exactly the decoded size.
-    static func decode(_ text: [UInt8]) -> Result<[UInt8], Base64Error> {
+    /// Decodes into a buffer of exactly the decoded size: through the buffer API, or with `vector`
+    /// through the internal entry point with or without the AVX2 block decoder.
+    static func decode(_ text: [UInt8], vector: Bool? = nil) -> Result<[UInt8], Base64Error> {
         text.withUnsafeBytes { raw in
             let count: Int
             do throws(Base64Error) { count = try Base64.decodedCount(forEncoded: raw) } catch { return .failure(error) }
             var output = [UInt8](repeating: 0, count: count)
             let written = output.withUnsafeMutableBytes { out in
-                Result { () throws(Base64Error) in try Base64.decode(raw, into: out) }
+                Result { () throws(Base64Error) in
+                    guard let vector else { return try Base64.decode(raw, into: out) }
+                    return try Base64.decode(raw, padding: raw.count / 4 * 3 - count, into: out, vector: vector)
+                }
             }
             return written.map { written in
                 #expect(written == count)
                 return output
             }
-        }
-    }
-
-    /// Decodes through the internal entry point, with or without the AVX2 block decoder, into a
-    /// buffer of exactly the decoded size.
-    static func decode(_ text: [UInt8], vector: Bool) -> Result<[UInt8], Base64Error> {
-        text.withUnsafeBytes { raw in
-            let count: Int
-            do throws(Base64Error) { count = try Base64.decodedCount(forEncoded: raw) } catch { return .failure(error) }
-            var output = [UInt8](repeating: 0, count: count)
-            let written = output.withUnsafeMutableBytes { out in
-                Result { () throws(Base64Error) in try Base64.decode(raw, padding: raw.count / 4 * 3 - count, into: out, vector: vector) }
-            }
-            return written.map { _ in output }
         }
     }
 
@@ -54,11 +44,14 @@ struct Base64Tests {
         Result { () throws(Base64Error) in try Base64Reference.decode(text) }
     }
 
-    /// Encodes through the buffer API into a buffer with guard bytes after the encoding.
-    static func encode(_ bytes: [UInt8]) -> [UInt8] {
+    /// Encodes into a buffer with guard bytes after the encoding: through the buffer API, or with
+    /// `vector` through the internal entry point with or without the AVX2 block encoder.
+    static func encode(_ bytes: [UInt8], vector: Bool? = nil) -> [UInt8] {
         let count = Base64.encodedCount(forByteCount: bytes.count)
         var output = [UInt8](repeating: 0xEE, count: count + 16)
-        let written = bytes.withUnsafeBytes { raw in output.withUnsafeMutableBytes { Base64.encode(raw, into: $0) } }
+        let written = bytes.withUnsafeBytes { raw in
+            output.withUnsafeMutableBytes { out in vector.map { Base64.encode(raw, into: out, vector: $0) } ?? Base64.encode(raw, into: out) }
+        }
         #expect(written == count)
         #expect(output[count...].allSatisfy { $0 == 0xEE }, "encode wrote past its count")
         return Array(output[..<count])
@@ -197,26 +190,18 @@ struct Base64Tests {
     /// every byte value in every position of the first two 24-byte blocks.
     @Test func vectorAndPortableEncodersAgree() {
         var rng = SplitMix64(seed: 12)
-        func encoded(_ data: [UInt8], vector: Bool) -> [UInt8] {
-            let count = Base64.encodedCount(forByteCount: data.count)
-            var output = [UInt8](repeating: 0xEE, count: count + 40)
-            let written = data.withUnsafeBytes { raw in output.withUnsafeMutableBytes { Base64.encode(raw, into: $0, vector: vector) } }
-            #expect(written == count)
-            #expect(output[count...].allSatisfy { $0 == 0xEE }, "wrote past the encoding")
-            return Array(output[..<count])
-        }
         for length in 0...200 {
             let data = Self.randomBytes(length, &rng)
             let expected = Base64Reference.encode(data)
-            #expect(encoded(data, vector: Base64.hasVectorKernels) == expected, "length \(length)")
-            #expect(encoded(data, vector: false) == expected, "length \(length), portable")
+            #expect(Self.encode(data, vector: Base64.hasVectorKernels) == expected, "length \(length)")
+            #expect(Self.encode(data, vector: false) == expected, "length \(length), portable")
         }
         let base = Self.randomBytes(60, &rng)
         for position in 0..<48 {
             for byte in UInt8.min...UInt8.max {
                 var data = base
                 data[position] = byte
-                #expect(encoded(data, vector: Base64.hasVectorKernels) == Base64Reference.encode(data), "byte \(byte) at \(position)")
+                #expect(Self.encode(data, vector: Base64.hasVectorKernels) == Base64Reference.encode(data), "byte \(byte) at \(position)")
             }
         }
     }

@@ -209,8 +209,8 @@ public enum Base64 {
     }
 
     /// Whether this CPU runs the AVX2 block encoder and decoder (`vp_base64_encode_blocks_avx2`,
-    /// `vp_base64_decode_blocks_avx2`).
-    static let hasVectorKernels = vp_cpu_supports_avx2_fma() != 0
+    /// `vp_base64_decode_blocks_avx2`): whenever it runs the AVX2 kernel set.
+    static let hasVectorKernels = DSPKernels.avx2 != nil
 
     /// Decodes `text`, whose length is a multiple of 4 and which ends in exactly `padding` `=`
     /// (0…2; checked by the caller). With `padding == 0` every `=` is misplaced, which is how a

@@ -64,8 +64,8 @@ struct JSONScanner {
     }
 
     /// Whether this CPU runs the AVX2 scan of string content (`vp_json_string_run_avx2`), 32
-    /// bytes a step, before the 16-byte loop.
-    static let hasVectorScan = vp_cpu_supports_avx2_fma() != 0
+    /// bytes a step, before the 16-byte loop: whenever it runs the AVX2 kernel set.
+    static let hasVectorScan = DSPKernels.avx2 != nil
 
     /// Scans a string whose opening quote is next.
     ///
