@@ -681,21 +681,27 @@ VP_AVX512 __attribute__((always_inline)) static inline intptr_t polyphase_column
         const __m512 result = readable >= windowSpan
             ? polyphase_step512(origin + base, taps + place, stride, offsets, rowLength, readable, 0)
             : polyphase_step512(origin + base, taps + place, stride, offsets, rowLength, readable, 1);
-        if (remaining > 24) {
+        // With more than twelve steps to go, this step stops at the next place that is a multiple of
+        // sixteen: the steps from there load their taps as aligned vectors (the table and its
+        // stride are 64-byte aligned), not across cache lines, which pays for the short step.
+        const intptr_t toAligned = remaining > 12 * (intptr_t)advances[place] ? 16 - (place & 15) : 16;
+        if (remaining > 24 && toAligned == 16) {
             _mm512_storeu_ps(output + produced, result);
             produced += 16;
             base += advances[place];
             place += 16;
             if (place >= phaseCount) place %= phaseCount;
         } else {
-            // The outputs whose position is below the end: a prefix of the lanes, offsets rising.
-            const __mmask16 below = _mm512_cmplt_epi32_mask(offsets, _mm512_set1_epi32((int)remaining));
-            const intptr_t count = __builtin_popcount(below);
-            _mm512_mask_storeu_ps(output + produced, below, result);
+            // The outputs whose position is below the end (a prefix of the lanes, offsets
+            // rising), up to the aligned place.
+            const __mmask16 lanes = _mm512_cmplt_epi32_mask(offsets, _mm512_set1_epi32((int)remaining)) & first_lanes16(toAligned);
+            const intptr_t count = __builtin_popcount(lanes);
+            _mm512_mask_storeu_ps(output + produced, lanes, result);
             produced += count;
             base += count < 16 ? offsetTable[16 * place + count] : advances[place];
-            place = (place + count) % phaseCount;
-            if (count < 16) break;
+            place += count;
+            if (place >= phaseCount) place %= phaseCount;
+            if (count < toAligned) break;
         }
     }
     position->base = base;

@@ -28,7 +28,9 @@ typedef struct __attribute__((swift_name("DecimatorTapClass"))) vp_tap_class {
 /// phase s·stepPhase mod phaseCount, so sixteen consecutive outputs are sixteen consecutive places.
 typedef struct __attribute__((swift_name("PolyphaseColumns"))) vp_polyphase_columns {
     /// taps[j·stride + s]: tap j of the row of place s, for s < phaseCount + 15 (place
-    /// phaseCount + k repeats place k), so tap j of sixteen consecutive places is one load.
+    /// phaseCount + k repeats place k), so tap j of sixteen consecutive places is one load. With
+    /// taps 64-byte aligned and stride a multiple of 16, that load is aligned from a place that is
+    /// a multiple of 16, which the AVX-512 kernel steps to first (any layout gives the same results).
     const float *taps;
     intptr_t stride;
     /// offsets[16·s + k]: the input position of place s + k less that of place s (k < 16); each

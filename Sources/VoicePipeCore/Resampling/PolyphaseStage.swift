@@ -210,8 +210,11 @@ final class PolyphaseColumnTable {
         // Place s sits at input position ⌊s·down / up⌋ from place 0, with phase s·down mod up.
         func position(_ place: Int) -> Int { place * down / phases }
         guard (0..<phases).allSatisfy({ position($0 + 15) - position($0) <= Self.maximumOffset }) else { return nil }
-        let stride = phases + 16
-        taps = .allocate(capacity: rowLength * stride)
+        // Whole 64-byte lines per row, from a 64-byte aligned start: sixteen places from a multiple
+        // of sixteen are one aligned vector.
+        let stride = (phases + 15 + 15) / 16 * 16
+        taps = UnsafeMutableRawPointer.allocate(byteCount: rowLength * stride * MemoryLayout<Float>.stride, alignment: 64)
+            .bindMemory(to: Float.self, capacity: rowLength * stride)
         taps.initialize(repeating: 0, count: rowLength * stride)
         offsets = .allocate(capacity: 16 * phases)
         advances = .allocate(capacity: phases)
@@ -229,7 +232,7 @@ final class PolyphaseColumnTable {
     }
 
     deinit {
-        taps.deallocate()
+        UnsafeMutableRawPointer(taps).deallocate()
         offsets.deallocate()
         advances.deallocate()
         columns.deallocate()
