@@ -675,6 +675,11 @@ VP_AVX512 __attribute__((always_inline)) static inline intptr_t polyphase_column
     const intptr_t windowSpan = 8 * ((rowLength - 1) / 8) + 32;
     intptr_t base = position->base, produced = 0;
     intptr_t place = position->phase * columns->placeOfPhaseStep % phaseCount;
+    // Steps stay aligned until the place wraps: for ever when the period is whole vectors, for a
+    // dozen steps or more when it is long. A short period (3 places from 32 to 48 kHz) never
+    // stays aligned, so its steps do not try (stopping short on every step cost it about a third
+    // of its speed).
+    const int realigns = phaseCount % 16 == 0 || phaseCount >= 192;
     while (base < last) {
         const __m512i offsets = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(offsetTable + 16 * place)));
         const intptr_t readable = readableEnd - base, remaining = last - base;
@@ -684,7 +689,7 @@ VP_AVX512 __attribute__((always_inline)) static inline intptr_t polyphase_column
         // With more than twelve steps to go, this step stops at the next place that is a multiple of
         // sixteen: the steps from there load their taps as aligned vectors (the table and its
         // stride are 64-byte aligned), not across cache lines, which pays for the short step.
-        const intptr_t toAligned = remaining > 12 * (intptr_t)advances[place] ? 16 - (place & 15) : 16;
+        const intptr_t toAligned = realigns && remaining > 12 * (intptr_t)advances[place] ? 16 - (place & 15) : 16;
         if (remaining > 24 && toAligned == 16) {
             _mm512_storeu_ps(output + produced, result);
             produced += 16;
