@@ -180,17 +180,19 @@ struct JSONLinesTransportTests {
         var sent: [String] = []
         for number in 0..<50 {
             let message = "\(number) " + String(repeating: "q", count: 10_000)
-            if (try? connected.transport.send(message)) != nil { sent.append(message) }
+            if (try? connected.transport.send(message, tag: number)) != nil { sent.append(message) }
         }
         #expect(sent.count == 50)
         try #require(Self.waitForTheWriter(of: connected.transport, toGoBelow: sent.reduce(0) { $0 + $1.utf8.count }))
         #expect(connected.transport.takeUnwrittenMessages().isEmpty, "nothing is taken while the transport lives")
         connected.transport.close()
         #expect(await TransportTesting.events(of: connected.transport) == [.opened, .closed(.closedByClient)])
-        let unwritten = connected.transport.takeUnwrittenMessages()
+        let unwrittenMessages = connected.transport.takeUnwrittenMessages()
+        let unwritten = unwrittenMessages.map(\.text)
         let written = sent.count - unwritten.count
         #expect(written > 0 && written < sent.count, "\(written) of \(sent.count) written")
         #expect(unwritten == Array(sent[written...]))
+        #expect(unwrittenMessages.map(\.tag) == Array(written..<sent.count), "each with the tag it was sent with")
         let heard = try #require(TransportTesting.Drain(connected.runtimeHears).result())
         let lines = Array(sent[..<written].map { $0 + "\n" }.joined().utf8)
         let next = Array((sent[written] + "\n").utf8)

@@ -364,7 +364,7 @@ import VoicePipeTestSupport
         for number in 0..<10_000 where !full {
             let message = #"{"type":"text.input","text":"message \#(number) "# + String(repeating: "x", count: 16_000) + #""}"#
             do {
-                try transport.send(message)
+                try transport.send(message, tag: number)
                 sent.append(message)
             } catch {
                 full = true
@@ -376,9 +376,11 @@ import VoicePipeTestSupport
         let reason = try #require(await Self.closeReason(of: transport))
         #expect(reason == .failed("the runtime sent nothing, and did not answer a ping, for 2 s", code: nil))
         let queued = transport.backlogBytes
-        let unwritten = transport.takeUnwrittenMessages()
+        let unwrittenMessages = transport.takeUnwrittenMessages()
+        let unwritten = unwrittenMessages.map(\.text)
         #expect(!unwritten.isEmpty)
         #expect(unwritten == Array(sent.suffix(unwritten.count)), "the last messages sent, in order")
+        #expect(unwrittenMessages.map(\.tag) == Array((sent.count - unwritten.count)..<sent.count), "each with the tag it was sent with")
         #expect(unwritten.reduce(0) { $0 + $1.utf8.count } == queued, "exactly what the backlog held")
         #expect(transport.backlogBytes == 0)
         #expect(transport.takeUnwrittenMessages().isEmpty, "each is returned once")

@@ -67,9 +67,24 @@ struct SessionScript {
         var instant = start
         for _ in 0..<count {
             instant = instant + Self.frame
-            run { $0.captured(level, sampleCount: Self.frameSamples, at: instant) }
+            capture(level, at: instant)
         }
         return instant
+    }
+
+    /// One captured frame of `level` at `instant`, reported back as the transport took it (or,
+    /// when `refused`, as it could not), the way a driver does.
+    @discardableResult
+    mutating func capture(_ level: PeakLevel, sampleCount: Int = frameSamples, at instant: SessionInstant, refused: Bool = false) -> [SessionAction] {
+        let actions = run { $0.captured(AudioFrame(samples: [Int16](repeating: 0, count: sampleCount), level: level), at: instant) }
+        for case .sendCapturedFrame(let frame) in actions {
+            if refused {
+                run { $0.frameNotSent(at: instant) }
+            } else {
+                run { $0.frameSent(frame, at: instant) }
+            }
+        }
+        return actions
     }
 
     /// Delivers a runtime message.

@@ -58,7 +58,7 @@ struct SessionRuleTests {
         #expect(script.machine.counters.textsSent == 2)
         #expect(script.machine.state == .thinking)
         script.run { $0.transportClosed("connection reset by peer", orderly: false, at: .seconds(3)) }
-        let requeued = script.run { $0.textsNotWritten(second, at: .seconds(3)) }
+        let requeued = script.run { $0.textsNotWritten(second.map(\.number), at: .seconds(3)) }
         #expect(requeued.contains(.note(.textRequeued(second[0], reason: "the connection ended before it was written"))))
         #expect(script.machine.pendingTexts.map(\.text) == ["still in the backlog"])
         #expect(script.machine.counters.textsSent == 1)
@@ -66,7 +66,7 @@ struct SessionRuleTests {
         // Told twice, or about a text that was written, the machine changes nothing.
         var elsewhere = SessionScript()
         for index in 1...3 { try elsewhere.type("elsewhere \(index)", at: .ms(index)) }
-        script.run { $0.textsNotWritten(second + [elsewhere.machine.pendingTexts[2]], at: .seconds(3)) }
+        script.run { $0.textsNotWritten((second + [elsewhere.machine.pendingTexts[2]]).map(\.number), at: .seconds(3)) }
         #expect(script.machine.pendingTexts.map(\.text) == ["still in the backlog"])
         #expect(script.machine.counters.ignoredByKind["text not written (error)"] == 2)
 
@@ -86,7 +86,7 @@ struct SessionRuleTests {
         script.connectAndOpen()
         let text = try script.type("left behind", at: .seconds(1)).sentTexts
         #expect(script.machine.state == .thinking)
-        let again = script.run { $0.textsNotWritten(text, at: .seconds(2)) }
+        let again = script.run { $0.textsNotWritten(text.map(\.number), at: .seconds(2)) }
         #expect(again.sentTexts == text)
         #expect(again.contains(.note(.stateChanged(from: .thinking, to: .ready))))
         script.confirmTexts(in: again, at: .seconds(2))
@@ -137,7 +137,7 @@ struct SessionRuleTests {
     @Test func sentAudioResetsTheKeepAliveTimer() {
         var script = SessionScript()
         script.connectAndOpen()
-        script.run { $0.captured(SessionScript.room, sampleCount: 512, at: .seconds(30)) }
+        script.capture(SessionScript.room, at: .seconds(30))
         #expect(script.scheduled == .seconds(70))
         script.run { $0.tick(at: .seconds(40)) }
         #expect(script.log.sentAudio.isEmpty)
@@ -240,8 +240,7 @@ struct SessionRuleTests {
     @Test func aFrameTheTransportRefusedDoesNotResetTheKeepAliveTimer() {
         var script = SessionScript()
         script.connectAndOpen()
-        script.run { $0.captured(SessionScript.room, sampleCount: 512, at: .seconds(30)) }
-        script.run { $0.audioNotSent(at: .seconds(30)) }
+        script.capture(SessionScript.room, at: .seconds(30), refused: true)
         #expect(script.scheduled == .seconds(40))
     }
 

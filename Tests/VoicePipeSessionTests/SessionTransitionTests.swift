@@ -273,8 +273,7 @@ struct SessionTransitionTests {
         var instant = SessionInstant.origin
         for _ in 0..<200 {
             instant = instant + SessionScript.frame
-            script.run { $0.captured(SessionScript.room, sampleCount: 512, at: instant) }
-            script.run { $0.audioNotSent(at: instant) }
+            script.capture(SessionScript.room, at: instant, refused: true)
             if case .error = script.machine.state { break }
         }
         // The first drop was at 32 ms; five seconds later the session gives up.
@@ -290,8 +289,7 @@ struct SessionTransitionTests {
         var instant = SessionInstant.origin
         for index in 0..<400 {
             instant = instant + SessionScript.frame
-            script.run { $0.captured(SessionScript.room, sampleCount: 512, at: instant) }
-            if index % 10 != 0 { script.run { $0.audioNotSent(at: instant) } }
+            script.capture(SessionScript.room, at: instant, refused: index % 10 != 0)
         }
         #expect(script.machine.state == .ready)
     }

@@ -1,21 +1,11 @@
 import VoicePipeCore
 import VoicePipeIO
+import VoicePipeSession
 
-/// One captured 16 kHz frame, owned: what the session sends as one `audio.chunk`.
-public struct CapturedFrame: Sendable, Hashable {
-    public let samples: [Int16]
-    /// The frame's peak, from the converter (before rounding to Int16).
-    public let level: PeakLevel
-
-    public init(samples: [Int16], level: PeakLevel) {
-        self.samples = samples
-        self.level = level
-    }
-
-    /// Copies a converter's frame.
-    public init(_ frame: CaptureFrame) {
-        samples = Array(frame.samples)
-        level = frame.level
+extension AudioFrame {
+    /// Copies a converter's frame, which is valid only inside its callback.
+    public init(copying frame: CaptureFrame) {
+        self.init(samples: Array(frame.samples), level: frame.level)
     }
 }
 
@@ -28,7 +18,7 @@ public final class FileCaptureSource {
     public let reader: AudioFileReader
     public let converter: CaptureConverter
     /// Frames converted and not yet taken, oldest first.
-    private var ready: [CapturedFrame] = []
+    private var ready: [AudioFrame] = []
     private var readyHead = 0
     private let block: UnsafeMutableRawBufferPointer
     /// How reading ended, once it has.
@@ -57,7 +47,7 @@ public final class FileCaptureSource {
     /// The next frame, or nil once the file (and the converter's tail) is used up.
     /// - Throws: ``AudioFileError`` when reading fails (frames before it were delivered); a
     ///   truncated file is not an error: it ends early and ``ending`` says so.
-    public func next() throws -> CapturedFrame? {
+    public func next() throws -> AudioFrame? {
         while readyHead == ready.count {
             ready.removeAll(keepingCapacity: true)
             readyHead = 0
@@ -77,17 +67,17 @@ public final class FileCaptureSource {
             frames = try reader.read(into: block)
         } catch {
             guard case .truncated(_, let read, let declared) = error else { throw error }
-            try converter.flush { ready.append(CapturedFrame($0)) }
+            try converter.flush { ready.append(AudioFrame(copying: $0)) }
             ending = .truncated(framesRead: read, framesDeclared: declared)
             return
         }
         if frames == 0 {
-            try converter.flush { ready.append(CapturedFrame($0)) }
+            try converter.flush { ready.append(AudioFrame(copying: $0)) }
             ending = .endOfFile
             return
         }
         try converter.process(UnsafeRawBufferPointer(rebasing: block[0..<(frames * reader.format.bytesPerFrame)])) {
-            ready.append(CapturedFrame($0))
+            ready.append(AudioFrame(copying: $0))
         }
     }
 }

@@ -122,7 +122,7 @@ public final class SessionDriver: @unchecked Sendable {
     private enum Input: Sendable {
         /// An event of the connection numbered `connection` (the first is 0; each rotation adds one).
         case transport(TransportEvent, connection: Int)
-        case frame(CapturedFrame)
+        case frame(AudioFrame)
         case captureEnded(String?)
         case playbackDrained(chunks: Int)
         case type(String)
@@ -137,14 +137,9 @@ public final class SessionDriver: @unchecked Sendable {
     private var connectionNumber = 0
     /// Makes a fresh connection for a rotation.
     private let connect: (@Sendable () throws -> any SessionTransport)?
-    /// A rotation's fresh connection while it opens, and what waits to be sent on it.
+    /// A rotation's fresh connection while it opens (the machine holds what waits for it).
     private var incoming: (any SessionTransport)?
-    private var held: [(message: String, text: PendingText?)] = []
-    private var heldBytes = 0
-    /// The texts each connection took, oldest first, with their messages; forgotten once that
-    /// connection's backlog is seen empty (written). What a connection never wrote is queued again.
-    private var textsHandedOver: [Int: [(text: PendingText, message: String)]] = [:]
-    /// Old connections closing after a rotation.
+    /// Connections a rotation replaced, by number, until their closing reports come.
     private var retiring: [Int: any SessionTransport] = [:]
     private let clock: any SessionClock
     private let capture: SessionCapture
@@ -158,7 +153,6 @@ public final class SessionDriver: @unchecked Sendable {
     private var tickAt: SessionInstant?
     private var pendingActions: [SessionAction] = []
     private var applying = false
-    private var currentFrame: CapturedFrame?
     private var captureStartedAt: SessionInstant?
     private var captureDone = false
     private var fileFramesTaken = 0
@@ -308,15 +302,15 @@ public final class SessionDriver: @unchecked Sendable {
         return true
     }
 
-    /// Bytes sent and not yet written: the connection's backlog, or what a rotation holds.
-    private var waitingBytes: Int { incoming == nil ? transport.backlogBytes : heldBytes }
+    /// Bytes sent and not yet written; while a rotation opens, the file waits for it.
+    private var waitingBytes: Int { incoming == nil ? transport.backlogBytes : Int.max }
 
     private func takeFileFrame(at now: SessionInstant) {
         guard let source = fileSource else { return }
         do {
             if let frame = try source.next() {
                 fileFramesTaken += 1
-                captured(frame, at: now)
+                apply(machine.captured(frame, at: now))
                 return
             }
         } catch {
@@ -329,12 +323,6 @@ public final class SessionDriver: @unchecked Sendable {
     private func endInput() {
         captureDone = true
         apply(machine.inputEnded(at: clock.now))
-    }
-
-    private func captured(_ frame: CapturedFrame, at now: SessionInstant) {
-        currentFrame = frame
-        apply(machine.captured(frame.level, sampleCount: frame.samples.count, at: now))
-        currentFrame = nil
     }
 
     private func handle(_ input: Input) {
@@ -350,7 +338,7 @@ public final class SessionDriver: @unchecked Sendable {
             }
         case .frame(let frame):
             deviceFrames.queued.subtract(1, ordering: .relaxed)
-            captured(frame, at: now)
+            apply(machine.captured(frame, at: now))
         case .captureEnded(let problem):
             if let problem {
                 captureProblems.append(problem)
@@ -398,7 +386,7 @@ public final class SessionDriver: @unchecked Sendable {
             closeReason = reason
             report(.transport(event), at: now)
             apply(machine.transportClosed(reason.description, orderly: reason.isOrderly, at: now))
-            reclaimUnwrittenTexts(from: transport, connection: connectionNumber, at: now)
+            reclaimUnwrittenTexts(from: transport, at: now)
         }
     }
 
@@ -424,25 +412,21 @@ public final class SessionDriver: @unchecked Sendable {
         }
     }
 
-    /// The fresh connection opened (it takes over: `session.start`, then what was held, then the
-    /// old one closes) or failed (what was held goes to the current one).
+    /// The fresh connection opened (it takes over: the machine's actions go on it, and it asks
+    /// for the old one to be closed) or failed (the machine sends what it held on the current one).
     private func handleIncoming(_ event: TransportEvent, at now: SessionInstant) {
         guard let fresh = incoming else { return }
         switch event {
         case .opened:
             report(.transport(event), at: now)
-            let old = transport
-            retiring[connectionNumber] = old
+            retiring[connectionNumber] = transport
             transport = fresh
             connectionNumber += 1
             incoming = nil
             apply(machine.rotationOpened(at: now))
-            sendHeld()
-            old.close()
         case .closed(let reason):
             incoming = nil
             apply(machine.rotationFailed(reason.description, at: now))
-            sendHeld()
         case .message, .oversizedMessage:
             handle(event, at: now)
         }
@@ -453,7 +437,7 @@ public final class SessionDriver: @unchecked Sendable {
         switch event {
         case .closed:
             if let old = retiring.removeValue(forKey: connection) {
-                reclaimUnwrittenTexts(from: old, connection: connection, at: now)
+                reclaimUnwrittenTexts(from: old, at: now)
             }
         case .message, .oversizedMessage:
             handle(event, at: now)
@@ -462,59 +446,12 @@ public final class SessionDriver: @unchecked Sendable {
         }
     }
 
-    /// Sends `message` on the connection, or holds it while a rotation's fresh connection opens;
-    /// `text` is the typed text it carries, remembered until the connection has written it.
-    private func deliver(_ message: String, carrying text: PendingText? = nil) throws(TransportError) {
-        guard incoming != nil else {
-            try send(message, carrying: text)
-            return
-        }
-        let size = message.utf8.count
-        guard heldBytes + size <= transport.backlogLimit else { throw .backlogFull(bytes: heldBytes, limit: transport.backlogLimit) }
-        held.append((message, text))
-        heldBytes += size
-    }
-
-    private func send(_ message: String, carrying text: PendingText?) throws(TransportError) {
-        if text != nil, transport.backlogBytes == 0 {
-            // Everything the connection took before was written.
-            textsHandedOver[connectionNumber] = nil
-        }
-        try transport.send(message)
-        if let text { textsHandedOver[connectionNumber, default: []].append((text, message)) }
-    }
-
-    private func sendHeld() {
-        let waiting = held
-        held.removeAll()
-        heldBytes = 0
-        for (message, text) in waiting {
-            do {
-                try send(message, carrying: text)
-            } catch {
-                if let text {
-                    apply(machine.textsNotWritten([text], at: clock.now))
-                } else {
-                    report(.captureProblem("a message held during the rotation was not sent: \(error)"), at: clock.now)
-                }
-            }
-        }
-    }
-
-    /// After `connection` closed: the texts it took and never wrote (the last of those it took,
-    /// as its backlog is first in, first out) go back to the machine's queue.
-    private func reclaimUnwrittenTexts(from connection: any SessionTransport, connection number: Int, at now: SessionInstant) {
-        let handedOver = textsHandedOver.removeValue(forKey: number) ?? []
-        let unwritten = connection.takeUnwrittenMessages()
-        guard !handedOver.isEmpty, !unwritten.isEmpty else { return }
-        var reclaimed: [PendingText] = []
-        var next = handedOver.count - 1
-        for message in unwritten.reversed() where next >= 0 && message == handedOver[next].message {
-            reclaimed.append(handedOver[next].text)
-            next -= 1
-        }
-        guard !reclaimed.isEmpty else { return }
-        apply(machine.textsNotWritten(reclaimed.reversed(), at: now))
+    /// After `connection` closed: the texts it took and never wrote (by the numbers the machine
+    /// tagged them with) go back to the machine's queue.
+    private func reclaimUnwrittenTexts(from connection: any SessionTransport, at now: SessionInstant) {
+        let numbers = connection.takeUnwrittenMessages().compactMap(\.tag)
+        guard !numbers.isEmpty else { return }
+        apply(machine.textsNotWritten(numbers, at: now))
     }
 
     private func typeNow(_ text: String) {
@@ -551,7 +488,7 @@ public final class SessionDriver: @unchecked Sendable {
             transport.close()
         case .send(let message):
             do {
-                try deliver(WireCodec.encode(message))
+                try transport.send(WireCodec.encode(message))
                 report(.sent(message), at: now)
             } catch {
                 // A transport that has closed reports how with its closing event, which comes
@@ -562,20 +499,20 @@ public final class SessionDriver: @unchecked Sendable {
         case .sendText(let text):
             let message = WireMessage.textInput(text: text.text)
             do {
-                try deliver(WireCodec.encode(message), carrying: text)
+                try transport.send(WireCodec.encode(message), tag: text.number)
                 report(.sent(message), at: now)
                 apply(machine.textSent(text, at: now))
             } catch {
                 apply(machine.textNotSent(text, reason: error.description, at: now))
             }
-        case .sendCapturedFrame:
-            guard let frame = currentFrame else { return }
+        case .sendCapturedFrame(let frame):
             let text = frame.samples.withUnsafeBufferPointer { AudioChunkJSON.encode($0, sampleRate: options.session.captureSampleRate) }
             do {
-                try deliver(text)
+                try transport.send(text)
                 report(.frameSent(sampleCount: frame.samples.count, level: frame.level), at: now)
+                apply(machine.frameSent(frame, at: now))
             } catch {
-                apply(machine.audioNotSent(at: now))
+                apply(machine.frameNotSent(at: now))
             }
         case .playReply(let chunk):
             play(chunk, at: now)
@@ -586,18 +523,20 @@ public final class SessionDriver: @unchecked Sendable {
             } catch {
                 playbackFailed(error, at: now)
             }
+        case .endReply:
+            guard !outputBroken else { return }
+            do {
+                try output.replyEnded()
+            } catch {
+                playbackFailed(error, at: now)
+            }
         case .scheduleTick(let at):
             tickAt = at
         case .rotateTransport:
             rotate(at: now)
+        case .closeReplacedTransport:
+            retiring[connectionNumber - 1]?.close()
         case .note(let note):
-            if case .stateChanged(.speaking, _) = note, !outputBroken {
-                do {
-                    try output.replyEnded()
-                } catch {
-                    playbackFailed(error, at: now)
-                }
-            }
             report(.note(note), at: now)
         }
     }
@@ -645,7 +584,7 @@ public final class SessionDriver: @unchecked Sendable {
                         return
                     }
                     counters.queued.add(1, ordering: .relaxed)
-                    inbox.post(.frame(CapturedFrame(frame)))
+                    inbox.post(.frame(AudioFrame(copying: frame)))
                 }
             } catch {
                 problem = "capture stopped: \(error)"
@@ -677,7 +616,7 @@ public final class SessionDriver: @unchecked Sendable {
             if case .transport(.closed(let reason), let connection) = input, connection == connectionNumber {
                 closeReason = reason
                 report(.transport(.closed(reason)), at: clock.now)
-                reclaimUnwrittenTexts(from: transport, connection: connectionNumber, at: clock.now)
+                reclaimUnwrittenTexts(from: transport, at: clock.now)
             }
         }
     }

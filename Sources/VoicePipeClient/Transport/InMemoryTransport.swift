@@ -75,7 +75,7 @@ public final class InMemoryTransport: SessionTransport {
         link.toRuntime.push(.opened)
     }
 
-    public func send(_ message: String) throws(TransportError) {
+    public func send(_ message: String, tag: Int?) throws(TransportError) {
         // Checked and queued under the link's lock, so a close cannot slip in between and two
         // senders cannot pass the limit together; the handler is called after, outside it.
         let refusal = link.state.withLock { state -> TransportError? in
@@ -116,7 +116,7 @@ public final class InMemoryTransport: SessionTransport {
 
     /// None: a message is in the other end's queue as soon as ``send(_:)`` returns, as a message
     /// written to a socket is in the peer's buffer.
-    public func takeUnwrittenMessages() -> [String] { [] }
+    public func takeUnwrittenMessages() -> [OutboundMessage] { [] }
 
     /// The events this end has received and not yet read, without waiting (for tests that poll
     /// instead of reading ``events``; do not use both).

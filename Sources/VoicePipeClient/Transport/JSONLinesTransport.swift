@@ -131,8 +131,8 @@ public final class JSONLinesTransport: SessionTransport {
         link.open()
     }
 
-    public func send(_ message: String) throws(TransportError) {
-        try link.enqueue(message)
+    public func send(_ message: String, tag: Int?) throws(TransportError) {
+        try link.enqueue(OutboundMessage(text: message, tag: tag))
     }
 
     /// Writes what is queued for at most ``flushTimeout`` seconds, closes the write side and stops
@@ -146,7 +146,7 @@ public final class JSONLinesTransport: SessionTransport {
 
     /// The messages the writer had not written whole, line ending included, when the transport
     /// ended: those still in the backlog and the rest of the batch a failed write stopped.
-    public func takeUnwrittenMessages() -> [String] {
+    public func takeUnwrittenMessages() -> [OutboundMessage] {
         link.state.withLock { state in
             guard case .ended = state.phase else { return [] }
             defer { state.unwritten = [] }
@@ -186,10 +186,10 @@ private final class Link: Sendable {
 
     struct State {
         var phase = Phase.idle
-        var pending: [String] = []
+        var pending: [OutboundMessage] = []
         var backlogBytes = 0
         /// Once ended: what was never written whole (see ``JSONLinesTransport/takeUnwrittenMessages()``).
-        var unwritten: [String] = []
+        var unwritten: [OutboundMessage] = []
         var writerSleeping = false
         var flushDeadline: ContinuousClock.Instant?
         var channels: Channels?
@@ -251,8 +251,8 @@ private final class Link: Sendable {
         writer.start()
     }
 
-    func enqueue(_ message: String) throws(TransportError) {
-        let length = message.utf8.count
+    func enqueue(_ message: OutboundMessage) throws(TransportError) {
+        let length = message.text.utf8.count
         try state.withLock { state throws(TransportError) in
             switch state.phase {
             case .idle, .opening: throw .notOpen
@@ -429,7 +429,7 @@ private final class Link: Sendable {
 
     /// What the writer does next.
     private enum Work {
-        case write([String])
+        case write([OutboundMessage])
         case sleep
         case finish
     }
@@ -498,7 +498,7 @@ private final class Link: Sendable {
     }
 
     /// Called by the writer when a write stopped before `messages` were written whole.
-    private func keepUnwritten(_ messages: ArraySlice<String>) {
+    private func keepUnwritten(_ messages: ArraySlice<OutboundMessage>) {
         state.withLock { $0.unwritten += messages }
     }
 
@@ -550,7 +550,7 @@ private struct LineOutput {
     /// Writes each message and a line feed, in order; counts each message's bytes off the backlog
     /// once all of it has been written. Returns how it went and how many of the messages (from
     /// the first) were written whole, line ending included.
-    func write(_ messages: [String]) -> (Outcome, written: Int) {
+    func write(_ messages: [OutboundMessage]) -> (Outcome, written: Int) {
         var filled = 0
         var written = 0
         /// The messages whose line ends in the buffer: where it ends, and the message's bytes.
@@ -562,7 +562,8 @@ private struct LineOutput {
             written += whole.count
             completed.removeAll()
         }
-        for var message in messages {
+        for outbound in messages {
+            var message = outbound.text
             let outcome = message.withUTF8 { text -> Outcome in
                 var offset = 0
                 while offset <= text.count {

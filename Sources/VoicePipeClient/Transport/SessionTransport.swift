@@ -23,11 +23,13 @@ public protocol SessionTransport: AnyObject, Sendable {
     /// Starts connecting (or starting the runtime); ``TransportEvent/opened`` or
     /// ``TransportEvent/closed(_:)`` follows on ``events``. Calling it again does nothing.
     func open()
-    /// Queues one message (a JSON text without a line ending) to be sent; never blocks.
+    /// Queues one message (a JSON text without a line ending) to be sent; never blocks. `tag` is
+    /// the sender's identity for it (a typed text's number), returned with it by
+    /// ``takeUnwrittenMessages()`` if it is never written.
     /// - Throws: ``TransportError/notOpen`` before ``TransportEvent/opened``,
     ///   ``TransportError/closed(_:)`` after the transport closed, ``TransportError/backlogFull(bytes:limit:)``
     ///   when the backlog cannot take the message (nothing of it was queued).
-    func send(_ message: String) throws(TransportError)
+    func send(_ message: String, tag: Int?) throws(TransportError)
     /// Bytes queued by ``send(_:)`` and not yet written: what a sender checks before pacing more.
     var backlogBytes: Int { get }
     /// The most bytes the backlog holds before ``send(_:)`` refuses.
@@ -38,7 +40,27 @@ public protocol SessionTransport: AnyObject, Sendable {
     /// After ``TransportEvent/closed(_:)``: the messages ``send(_:)`` took that were never written
     /// whole to the connection, oldest first, each returned once (before the close: none). The
     /// runtime cannot have read them, so a session may send them again on another connection.
-    func takeUnwrittenMessages() -> [String]
+    func takeUnwrittenMessages() -> [OutboundMessage]
+}
+
+extension SessionTransport {
+    /// Queues one message that needs no identity (see ``send(_:tag:)``).
+    public func send(_ message: String) throws(TransportError) {
+        try send(message, tag: nil)
+    }
+}
+
+/// A message handed to a transport, with the identity its sender gave it.
+public struct OutboundMessage: Sendable, Hashable {
+    /// The JSON text.
+    public let text: String
+    /// The sender's identity for it (a typed text's ``PendingText/number``), if it gave one.
+    public let tag: Int?
+
+    public init(text: String, tag: Int? = nil) {
+        self.text = text
+        self.tag = tag
+    }
 }
 
 /// What a transport observes.

@@ -54,8 +54,8 @@ public final class WebSocketTransport: SessionTransport {
         engine.start()
     }
 
-    public func send(_ message: String) throws(TransportError) {
-        try engine.enqueue(message)
+    public func send(_ message: String, tag: Int?) throws(TransportError) {
+        try engine.enqueue(message, tag: tag)
     }
 
     /// Bytes queued by ``send(_:)`` and not yet handed to the socket.
@@ -66,7 +66,7 @@ public final class WebSocketTransport: SessionTransport {
     /// What was still in the backlog when the connection ended: never handed to the socket.
     /// (A message handed to the socket counts as written, even if the connection broke before
     /// all of it left: the runtime received it whole or not at all, and cannot tell the client.)
-    public func takeUnwrittenMessages() -> [String] {
+    public func takeUnwrittenMessages() -> [OutboundMessage] {
         engine.takeUnwritten()
     }
 
@@ -97,19 +97,27 @@ final class WebSocketEngine: @unchecked Sendable {
 
     struct Shared {
         var phase = Phase.idle
-        var outgoing = FIFOQueue<[UInt8]>()
+        var outgoing = FIFOQueue<Outgoing>()
         var backlogBytes = 0
         /// A message taken from the backlog whose write failed: unwritten, ahead of the backlog.
-        var failedWrite: [UInt8]?
+        var failedWrite: Outgoing?
         /// The lws context while the service thread runs it: what `lws_cancel_service` wakes.
         var context: ContextHandle?
         var selectedSubprotocol: String?
 
-        mutating func popOutgoing() -> [UInt8]? {
+        mutating func popOutgoing() -> Outgoing? {
             guard let message = outgoing.popFirst() else { return nil }
-            backlogBytes -= message.count
+            backlogBytes -= message.bytes.count
             return message
         }
+    }
+
+    /// A queued message's bytes, and the identity its sender gave it.
+    struct Outgoing {
+        let bytes: [UInt8]
+        let tag: Int?
+
+        var unwritten: OutboundMessage { OutboundMessage(text: String(decoding: bytes, as: UTF8.self), tag: tag) }
     }
 
     /// An lws context pointer, passed between threads only to wake the context's thread.
@@ -186,7 +194,7 @@ final class WebSocketEngine: @unchecked Sendable {
         }
     }
 
-    func enqueue(_ message: String) throws(TransportError) {
+    func enqueue(_ message: String, tag: Int?) throws(TransportError) {
         let bytes = Array(message.utf8)
         let refusal = shared.withLock { state -> TransportError? in
             switch state.phase {
@@ -198,7 +206,7 @@ final class WebSocketEngine: @unchecked Sendable {
             guard state.backlogBytes + bytes.count <= configuration.backlogLimit else {
                 return .backlogFull(bytes: state.backlogBytes, limit: configuration.backlogLimit)
             }
-            state.outgoing.append(bytes)
+            state.outgoing.append(Outgoing(bytes: bytes, tag: tag))
             state.backlogBytes += bytes.count
             if let context = state.context { lws_cancel_service(context.pointer) }
             return nil
@@ -206,13 +214,13 @@ final class WebSocketEngine: @unchecked Sendable {
         if let refusal { throw refusal }
     }
 
-    func takeUnwritten() -> [String] {
+    func takeUnwritten() -> [OutboundMessage] {
         shared.withLock { state in
             guard case .ended = state.phase else { return [] }
-            var messages = state.failedWrite.map { [String(decoding: $0, as: UTF8.self)] } ?? []
+            var messages = state.failedWrite.map { [$0.unwritten] } ?? []
             state.failedWrite = nil
             while let message = state.popOutgoing() {
-                messages.append(String(decoding: message, as: UTF8.self))
+                messages.append(message.unwritten)
             }
             return messages
         }
@@ -457,7 +465,7 @@ final class WebSocketEngine: @unchecked Sendable {
         // After the close frame was asked for, lws sends it and waits for the server's answer;
         // closing again from here would cut that wait short (and reset the connection).
         guard !closeFrameRequested else { return 0 }
-        guard let message = shared.withLock({ $0.popOutgoing() }) else {
+        guard let outgoing = shared.withLock({ $0.popOutgoing() }) else {
             if closing {
                 closeFrameRequested = true
                 var reason = Array("session over".utf8)
@@ -466,6 +474,7 @@ final class WebSocketEngine: @unchecked Sendable {
             }
             return 0
         }
+        let message = outgoing.bytes
         let pre = voicepipe_lws_pre()
         if sendBufferCapacity < pre + message.count {
             sendBuffer?.deallocate()
@@ -479,7 +488,7 @@ final class WebSocketEngine: @unchecked Sendable {
         let written = lws_write(wsi, buffer + pre, message.count, LWS_WRITE_TEXT)
         guard written >= message.count else {
             failure = .failed("sending a message of \(message.count) bytes failed", code: .posix(errno))
-            shared.withLock { $0.failedWrite = message }
+            shared.withLock { $0.failedWrite = outgoing }
             return -1
         }
         lws_callback_on_writable(wsi)

@@ -9,27 +9,34 @@ public enum SessionAction: Sendable, Hashable {
     case closeTransport
     /// Send this message. If the transport refuses it, report ``SessionMachine/sendFailed(_:reason:at:)``.
     case send(WireMessage)
-    /// Send this queued text as `text.input`, then report ``SessionMachine/textSent(_:at:)`` or,
-    /// when the transport refused it, ``SessionMachine/textNotSent(_:reason:at:)``.
+    /// Send this queued text as `text.input`, tagged with ``PendingText/number`` so the transport
+    /// can say later that it never wrote it (``SessionMachine/textsNotWritten(_:at:)``); then report
+    /// ``SessionMachine/textSent(_:at:)`` or, when the transport refused it,
+    /// ``SessionMachine/textNotSent(_:reason:at:)``.
     case sendText(PendingText)
-    /// Send the frame just given to ``SessionMachine/captured(_:sampleCount:at:)`` as `audio.chunk`;
-    /// when the transport cannot take it, report ``SessionMachine/audioNotSent(at:)``.
-    case sendCapturedFrame
+    /// Send this captured frame as `audio.chunk`; report ``SessionMachine/frameSent(_:at:)``, or
+    /// ``SessionMachine/frameNotSent(at:)`` when the transport cannot take it.
+    case sendCapturedFrame(AudioFrame)
     /// Queue this reply audio for playback; when everything given has played, report
     /// ``SessionMachine/playbackDrained(at:)``.
     case playReply(AudioChunk)
     /// Stop playback at once (within one buffer, with a fade of at most 5 ms) and drop what is queued.
     case cutPlayback
+    /// The reply is over (the session left `speaking`): let the output play its last samples.
+    case endReply
     /// Call ``SessionMachine/tick(at:)`` at this instant (nil: no timer is running). Replaces any
     /// earlier request.
     case scheduleTick(at: SessionInstant?)
     /// Something a timeline shows.
     case note(SessionNote)
-    /// Open a fresh connection beside the current one; hold what would be sent until it opens,
-    /// then report ``SessionMachine/rotationOpened(at:)`` (and send what was held after the
-    /// messages that returns), and close the old one; or report
-    /// ``SessionMachine/rotationFailed(_:at:)`` and go on with the current connection.
+    /// Open a fresh connection beside the current one, then report
+    /// ``SessionMachine/rotationOpened(at:)`` once it is up (its actions go on the fresh one) or
+    /// ``SessionMachine/rotationFailed(_:at:)`` and go on with the current connection. The machine
+    /// holds what it would send meanwhile and releases it with either report.
     case rotateTransport
+    /// Close the connection a rotation replaced; its closing report is expected, and the texts it
+    /// never wrote go to ``SessionMachine/textsNotWritten(_:at:)``.
+    case closeReplacedTransport
 }
 
 /// What happened, for a timeline or a log; the machine's views hold the same facts as state.

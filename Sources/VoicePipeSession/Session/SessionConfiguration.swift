@@ -43,6 +43,10 @@ public struct SessionConfiguration: Sendable, Hashable {
     public var rotateAfter: Duration?
     /// After a rotation that failed, the wait before the next attempt.
     public var rotationRetryDelay: Duration
+    /// Captured audio held for a rotation's fresh connection while it opens; frames past it are dropped and counted.
+    public var rotationHoldLimit: Duration
+    /// After the transport refused a text (its backlog was full), the wait before it is sent again.
+    public var textRetryDelay: Duration
 
     public init(
         sessionId: String,
@@ -62,8 +66,12 @@ public struct SessionConfiguration: Sendable, Hashable {
         stallLimit: Duration = .seconds(5),
         maximumEndWait: Duration = .seconds(60),
         rotateAfter: Duration? = nil,
-        rotationRetryDelay: Duration = .seconds(10)
+        rotationRetryDelay: Duration = .seconds(10),
+        rotationHoldLimit: Duration = .seconds(10),
+        textRetryDelay: Duration = .milliseconds(10)
     ) {
+        self.rotationHoldLimit = rotationHoldLimit
+        self.textRetryDelay = textRetryDelay
         self.rotateAfter = rotateAfter
         self.rotationRetryDelay = rotationRetryDelay
         self.sessionId = sessionId

@@ -1,0 +1,112 @@
+/// What a UI or a summary reads off a session: each view is computed from the state and the
+/// ledger on every read, never stored beside them.
+extension SessionMachine {
+    /// The state as a user sees it.
+    public var state: SessionState {
+        switch current {
+        case .disconnected, .modifying: .disconnected
+        case .connecting: .connecting
+        case .live(_, let phase): phase.state
+        case .error(let failure, _): .error(failure)
+        }
+    }
+
+    /// True while waiting for the reply to the user's turn.
+    public var isThinking: Bool { state == .thinking }
+
+    /// True while the user's voice reaches the runtime and nobody else is speaking.
+    public var isListening: Bool {
+        guard audioUnavailableReason == nil else { return false }
+        return state == .ready || state == .talking
+    }
+
+    /// True once `session.end` went out on the live connection.
+    public var isEnding: Bool {
+        if case .live(let live, _) = current { return live.isEnding }
+        return false
+    }
+
+    /// True while a fresh connection is being opened to replace the current one.
+    public var isRotating: Bool {
+        if case .live(let live, _) = current { return live.rotation != nil }
+        return false
+    }
+
+    /// Why audio is unavailable, when it is.
+    public var audioUnavailability: String? { audioUnavailableReason }
+
+    /// "Dana · 2022 Model Y", from the `persona` and `vehicle` of the `session.start` context.
+    public var sessionTitle: String? {
+        let parts = [Self.contextText(configuration.context["persona"], keys: ["name"]),
+                     Self.contextText(configuration.context["vehicle"], keys: ["year", "make", "model"])].compactMap { $0 }
+        return parts.isEmpty ? nil : parts.joined(separator: " · ")
+    }
+
+    /// The status line: "Ready — Dana · 2022 Model Y", and when audio is unavailable
+    /// "… — audio unavailable: the device reports 0 Hz; text only".
+    public var stateLine: String {
+        var line = state.title
+        if let title = sessionTitle { line += " — \(title)" }
+        if let reason = audioUnavailableReason { line += " — audio unavailable: \(reason); text only" }
+        return line
+    }
+
+    /// Texts typed and not yet taken by the transport, in the order typed.
+    public var pendingTexts: [PendingText] { texts.pending }
+
+    /// Every user turn, in order.
+    public var turns: [TurnRecord] { ledger.turns }
+    /// The conversation, partial lines replaced by their later versions.
+    public var transcript: [TranscriptLine] { ledger.transcript }
+    /// Tool calls and results, classifications and session boundaries, in the order seen.
+    public var toolDrawer: [ToolDrawerEntry] { ledger.toolDrawer }
+    /// Markdown cards from the runtime, in order.
+    public var infoCards: [InfoCard] { ledger.infoCards }
+    /// The escalation, once requested or reported.
+    public var escalation: EscalationStatus? { ledger.escalation }
+    /// What the session counted.
+    public var counters: SessionCounters { ledger.counters }
+
+    /// The escalation banner, once there is an escalation.
+    public var escalationBanner: String? { ledger.escalation?.banner }
+
+    /// Latencies of the turns answered so far, in turn order.
+    public var latencies: [Duration] { ledger.turns.compactMap(\.latency) }
+
+    /// The median turn latency (the lower middle of an even count), nil before any answer.
+    public var medianLatency: Duration? { Self.nearestRank(latencies, fraction: 0.5) }
+
+    /// The 95th-percentile turn latency by the nearest-rank method (the ⌈0.95·n⌉-th smallest).
+    public var p95Latency: Duration? { Self.nearestRank(latencies, fraction: 0.95) }
+
+    static func nearestRank(_ values: [Duration], fraction: Double) -> Duration? {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        let rank = Int((fraction * Double(sorted.count)).rounded(.up))
+        return sorted[min(max(rank, 1), sorted.count) - 1]
+    }
+
+    /// The tool records, in the order their first half arrived.
+    public var toolCalls: [ToolCallRecord] {
+        ledger.toolDrawer.compactMap { if case .tool(let record) = $0 { record } else { nil } }
+    }
+
+    /// A readable name from a context value: a string, or an object's `keys` joined with spaces.
+    private static func contextText(_ value: JSONValue?, keys: [String]) -> String? {
+        switch value {
+        case .string(let text)?:
+            return text.isEmpty ? nil : text
+        case .object(let object)?:
+            let parts = keys.compactMap { key -> String? in
+                switch object[key] {
+                case .string(let text)?: text
+                case .integer(let number)?: String(number)
+                default: nil
+                }
+            }
+            return parts.isEmpty ? nil : parts.joined(separator: " ")
+        default:
+            return nil
+        }
+    }
+}
