@@ -178,8 +178,6 @@ struct DeviceReplyOutputTests {
                                    transport: client, capture: .none, output: output) { event, _ in
             if case .note(.stateChanged(_, let to)) = event { events.withLock { $0.append(to.name) } }
         }
-        // Weakly: the output belongs to the driver, so a strong reference back would be a cycle.
-        output.onDrained = { [weak driver] in driver?.playbackDrained(chunks: $0) }
         let report = Locked<SessionReport?>(nil)
         Thread { let result = driver.run(); report.withLock { $0 = result } }.start()
         #expect(waitUntil { runtime.unreadEventCount >= 3 })
