@@ -123,6 +123,28 @@ struct ReplyPlayerTests {
         #expect(sink.channels[0].count == 7_200 + 4_801)
         #expect(sink.channels[0] == (try Self.converted([(low, 16_000), (high, 48_000)])))
     }
+
+    @Test func withARenderThreadPlayOnlyQueuesAndEachPeriodIsTenMillisecondsFilledWithSilence() throws {
+        let sink = RecordingSink()
+        let player = try ReplyPlayer(sink: sink, queueOptions: PlaybackQueueOptions(preRollMilliseconds: 0), rendering: .onRenderThread(waitForRoom: { false }))
+        try player.play([Int16](repeating: 16_384, count: 300), sampleRate: 24_000)
+        #expect(sink.channels[0].isEmpty && player.queuedFrames == 300)
+        // The render thread's calls: 240 frames each, the audio first, then silence.
+        #expect(try player.renderPeriod() == 240)
+        #expect(try player.renderPeriod() == 60)
+        #expect(try player.renderPeriod() == 0)
+        #expect(sink.channels[0] == [Float](repeating: 0.5, count: 300) + [Float](repeating: 0, count: 420))
+        #expect(player.framesPlayed == 300 && player.statistics.silenceFrames == 420)
+    }
+
+    @Test func withAStoppedRenderThreadAFullQueueRefusesTheRestOfTheChunk() throws {
+        let player = try ReplyPlayer(sink: RecordingSink(), queueOptions: PlaybackQueueOptions(capacitySeconds: 0.1), rendering: .onRenderThread(waitForRoom: { false }))
+        // 2 400 frames of room: the converter's blocks of 1 024 fit twice, the third (952) does not.
+        #expect(throws: ReplyPlayerError.queue(.full(frames: 952, free: 352))) {
+            try player.play([Int16](repeating: 1, count: 3_000), sampleRate: 24_000)
+        }
+        #expect(player.queuedFrames == 2_048)
+    }
 }
 
 /// Any PCM format to a player's format: channels kept or averaged, rates converted, exact when nothing changes.
