@@ -13,11 +13,27 @@ guard arguments.count == 2 else {
     exit(64)
 }
 
+/// A player of our own, as a program with a real device would connect: it takes one contiguous
+/// Float buffer per channel, and here only counts frames and measures the peak.
+final class PeakMeter: PlayerSink {
+    var channelCount = 0
+    var frames = 0
+    var peak: Float = 0
+
+    func connect(_ format: PlayerFormat) throws(PlayerSinkError) { channelCount = format.channelCount }
+    func play(_ buffer: PlaybackBuffer) throws(PlayerSinkError) {
+        frames += buffer.frameCount
+        peak = buffer.channel(0).reduce(peak) { max($0, abs($1)) }
+    }
+    func disconnect() throws(PlayerSinkError) {}
+}
+
 do {
     let lines = try JSONLinesReader(path: arguments[1], maximumLength: WireLimits.default.maxMessageBytes)
-    // Int16 at the chunk's rate in, Float32 at the player's rate out (a new converter per rate).
-    var converter = try PlaybackConverter()
-    var frames = 0
+    // Int16 at each chunk's rate in, Float32 at the player's 24 kHz out (the player follows rate
+    // changes); no pre-roll, so each chunk reaches the meter as it is played.
+    let meter = PeakMeter()
+    let player = try ReplyPlayer(sink: meter, queueOptions: PlaybackQueueOptions(preRollMilliseconds: 0))
     var number = 0
     while let line = try lines.next() {
         number += 1
@@ -31,27 +47,18 @@ do {
         }
         switch envelope.message {
         case .audioChunk(let chunk):
-            if converter.sourceRate != Double(chunk.sampleRate) {
-                try converter.flush { frames += $0.frameCount }     // the old rate's tail first
-                converter = try PlaybackConverter(sourceRate: Double(chunk.sampleRate))
-            }
-            try chunk.samples.withUnsafeBufferPointer { samples in
-                try converter.process(samples) { buffer in
-                    // One contiguous Float buffer per channel: what a player node is connected with.
-                    let channel = buffer.channel(0)
-                    let peak = channel.reduce(Float(0)) { max($0, abs($1)) }
-                    frames += buffer.frameCount
-                    print("line \(number): \(buffer.frameCount) Float32 frames, \(buffer.channelCount) channel, peak \(peak)")
-                }
-            }
+            let before = meter.frames
+            meter.peak = 0
+            try player.play(chunk)
+            print("line \(number): \(meter.frames - before) Float32 frames, \(meter.channelCount) channel, peak \(meter.peak)")
         case .transcript(let role, let text, true):
             print("line \(number): \(role): \(text)")
         default:
             print("line \(number): \(envelope.message.type)")
         }
     }
-    try converter.flush { frames += $0.frameCount }
-    print("\(frames) frames of Float32 at 24 kHz (\(Double(frames) / 24_000) s)")
+    try player.finish()                                  // the last rate's tail, then the end
+    print("\(player.framesPlayed) frames of Float32 at 24 kHz (\(Double(player.framesPlayed) / 24_000) s)")
 } catch {
     print("error: \(error)")
     exit(1)

@@ -178,8 +178,6 @@ struct DeviceReplyOutputTests {
                                    transport: client, capture: .none, output: output) { event, _ in
             if case .note(.stateChanged(_, let to)) = event { events.withLock { $0.append(to.name) } }
         }
-        // Weakly: the output belongs to the driver, so a strong reference back would be a cycle.
-        output.onDrained = { [weak driver] in driver?.playbackDrained(chunks: $0) }
         let report = Locked<SessionReport?>(nil)
         Thread { let result = driver.run(); report.withLock { $0 = result } }.start()
         #expect(waitUntil { runtime.unreadEventCount >= 3 })
@@ -198,6 +196,33 @@ struct DeviceReplyOutputTests {
         let audible = played[0].filter { abs($0 - 0.25) < 0.01 }.count
         #expect(abs(audible - 9_600) <= 96, "\(audible) frames near the reply's level")
         #expect(speaker.drained)
+    }
+
+    @Test func aSpeakerReportsEachDrainOnceWithTheChunksItCovers() throws {
+        let speaker = FakeAudioDevice(name: "fake-speaker", format: AudioFormat(sampleRate: 48_000, channelCount: 2, sampleType: .float32, isInterleaved: false))
+        let output = try DeviceReplyOutput(device: PlaybackDevice(speaker))
+        let reports = Locked<[Int]>([])
+        output.reportDrained { chunks in reports.withLock { $0.append(chunks) } }
+        // 20 ms at 24 kHz: 960 frames at 48 kHz.
+        let chunk = AudioChunk(sampleRate: 24_000, samples: [Int16](repeating: 8_192, count: 480))
+        #expect(try output.play(chunk) == false)
+        #expect(waitUntil { reports.value == [1] })
+        // 100 ms of silence periods after the drain add no report.
+        let afterFirst = speaker.played[0].count
+        #expect(waitUntil { speaker.played[0].count >= afterFirst + 4_800 })
+        #expect(reports.value == [1])
+        #expect(try output.play(chunk) == false)
+        #expect(try output.play(chunk) == false)
+        #expect(waitUntil { reports.value.last == 3 })
+        // A cut drains at once (or the chunk has played out): either way the report covers it.
+        #expect(try output.play(AudioChunk(sampleRate: 24_000, samples: [Int16](repeating: 8_192, count: 24_000))) == false)
+        try output.cut()
+        #expect(waitUntil { reports.value.last == 4 })
+        try output.finish()
+        let reported = reports.value
+        #expect(reported.first == 1 && reported.last == 4)
+        #expect(reported == reported.sorted() && Set(reported).count == reported.count, "\(reported): one report per drain")
+        #expect(output.chunksQueued == 4)
     }
 }
 

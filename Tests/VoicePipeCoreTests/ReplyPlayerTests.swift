@@ -94,6 +94,57 @@ struct ReplyPlayerTests {
         let fit = Measurement.fitTone(sink.channels[0][4_800..<43_200], frequency: 1_000, sampleRate: 48_000)
         #expect(abs(Measurement.dB(fit.amplitude / 0.5)) < 0.1)
     }
+
+    /// What one converter per part makes of `parts`, each flushed: the rational length of each.
+    static func converted(_ parts: [(samples: [Int16], rate: Int)]) throws -> [Float] {
+        var out = [Float]()
+        for part in parts {
+            let converter = try PlaybackConverter(sourceRate: Double(part.rate))
+            try part.samples.withUnsafeBufferPointer { try converter.process($0) { out += $0.channel(0) } }
+            try converter.flush { out += $0.channel(0) }
+        }
+        return out
+    }
+
+    @Test func aRateChangeMidReplyQueuesTheOldConvertersTailFirst() throws {
+        let sink = RecordingSink()
+        let player = try ReplyPlayer(sink: sink)
+        let low = Signals.int16(Signals.sine(frequency: 500, amplitude: 0.5, sampleRate: 16_000, frames: 4_800))
+        let high = Signals.int16(Signals.sine(frequency: 500, amplitude: 0.5, sampleRate: 48_000, frames: 9_602))
+        // Three chunks at 16 kHz, then 48 kHz: the array, Span and pointer forms of play.
+        try player.play(Array(low[0..<1_600]), sampleRate: 16_000)
+        let middle = Array(low[1_600..<3_200])
+        try player.play(middle.span, sampleRate: 16_000)
+        try low[3_200...].withUnsafeBufferPointer { samples throws(ReplyPlayerError) in try player.play(samples, sampleRate: 16_000) }
+        try player.play(high, sampleRate: 48_000)
+        try player.finish()
+        // 4 800 samples at 16 kHz are 7 200 frames at 24 kHz, 9 602 at 48 kHz are 4 801: the 16 kHz
+        // tail was queued before the switch, not lost, and each part is what its own converter makes.
+        #expect(sink.channels[0].count == 7_200 + 4_801)
+        #expect(sink.channels[0] == (try Self.converted([(low, 16_000), (high, 48_000)])))
+    }
+
+    @Test func withARenderThreadPlayOnlyQueuesAndEachPeriodIsTenMillisecondsFilledWithSilence() throws {
+        let sink = RecordingSink()
+        let player = try ReplyPlayer(sink: sink, queueOptions: PlaybackQueueOptions(preRollMilliseconds: 0), rendering: .onRenderThread(waitForRoom: { false }))
+        try player.play([Int16](repeating: 16_384, count: 300), sampleRate: 24_000)
+        #expect(sink.channels[0].isEmpty && player.queuedFrames == 300)
+        // The render thread's calls: 240 frames each, the audio first, then silence.
+        #expect(try player.renderPeriod() == 240)
+        #expect(try player.renderPeriod() == 60)
+        #expect(try player.renderPeriod() == 0)
+        #expect(sink.channels[0] == [Float](repeating: 0.5, count: 300) + [Float](repeating: 0, count: 420))
+        #expect(player.framesPlayed == 300 && player.statistics.silenceFrames == 420)
+    }
+
+    @Test func withAStoppedRenderThreadAFullQueueRefusesTheRestOfTheChunk() throws {
+        let player = try ReplyPlayer(sink: RecordingSink(), queueOptions: PlaybackQueueOptions(capacitySeconds: 0.1), rendering: .onRenderThread(waitForRoom: { false }))
+        // 2 400 frames of room: the converter's blocks of 1 024 fit twice, the third (952) does not.
+        #expect(throws: ReplyPlayerError.queue(.full(frames: 952, free: 352))) {
+            try player.play([Int16](repeating: 1, count: 3_000), sampleRate: 24_000)
+        }
+        #expect(player.queuedFrames == 2_048)
+    }
 }
 
 /// Any PCM format to a player's format: channels kept or averaged, rates converted, exact when nothing changes.

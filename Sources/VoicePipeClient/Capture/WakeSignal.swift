@@ -4,7 +4,8 @@ import Glibc
 /// lock another thread could hold and allocates nothing (POSIX lists it as async-signal-safe).
 ///
 /// The capture pump's tap signals it after each write into the ring; the converter thread waits
-/// on it instead of polling.
+/// on it instead of polling. A device reply output's render thread signals it after a period
+/// while the driver's thread waits for room in the queue, for the queue to drain, or for the stop.
 final class WakeSignal: @unchecked Sendable {
     // Safety: sem_post and sem_timedwait are thread-safe on one semaphore; init and deinit run alone.
     private let semaphore: UnsafeMutablePointer<sem_t>

@@ -1,179 +1,124 @@
 import Foundation
-import Glibc
 import Synchronization
 import VoicePipeCore
 import VoicePipeSession
 
-/// Reply audio on a playback device (a speaker), played in real time by a thread of its own.
+/// Reply audio on a playback device (a speaker): a ``ReplyPlayer`` whose queue a thread of its own
+/// renders in real time.
 ///
 /// ```
-///  driver thread:  chunk ─▶ PlaybackConverter (device rate) ─▶ PlaybackQueue
+///  driver thread:  chunk ─▶ ReplyPlayer (converter at the chunk's rate) ─▶ PlaybackQueue
 ///  render thread:  PlaybackQueue ─▶ 10 ms periods (silence when empty) ─▶ PlaybackDevice.play
+///                  └─▶ drained: the handler given to reportDrained(to:)
 /// ```
 ///
 /// The device's own buffer absorbs jitter, so the queue starts each chunk as soon as it arrives
 /// (no pre-roll). A cut drops what is queued with the queue's fade of at most 5 ms. The render
 /// thread also keeps to the clock, so a device that takes audio faster than real time (ALSA's
-/// `null`) still plays at real-time pace. When everything queued has played, ``onDrained`` is
-/// called from the render thread with the number of chunks that covers (wire it to
-/// ``SessionDriver/playbackDrained(chunks:)``). A failing device stops the render thread and is
-/// reported by the next call.
+/// `null`) still plays at real-time pace. When everything queued has played, the handler given to
+/// ``reportDrained(to:)`` is called from the render thread with the number of chunks that covers.
+/// A failing device stops the render thread and is reported by the next call.
 public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
-    // Safety: `converter` and `queuedSinceDrain` are used on the driver's thread only; the queue
-    // is built for one producer and one render thread; the rest is atomic or set before the
-    // render thread starts.
-    private let device: PlaybackDevice
-    private let queue: PlaybackQueue
-    private var converter: PlaybackConverter?
-    private let control = RenderControl()
+    // Safety: the player's producer side, `chunksQueued` and `thread` are used on the driver's
+    // thread only; the render thread uses only `renderPeriod()` (the player's render side, while
+    // the thread runs), the player's queue counters and `control`, which is Sendable.
+    private let player: ReplyPlayer
+    private let deviceName: String
+    private let control: RenderControl
     private var thread: Thread?
-    /// Called on the render thread when everything queued has played, with ``chunksQueued`` as
-    /// it was when the queue ran dry. A driver that owns this output is captured weakly here, or
-    /// the two keep each other alive.
-    public var onDrained: (@Sendable (Int) -> Void)?
     public private(set) var chunksQueued = 0
 
-    /// Starts `device` in its own format and the render thread.
+    /// Starts `device` in its own format; the render thread starts with the first chunk.
     /// - Throws: ``ReplyPlayerError/sink(_:)`` when the device refuses to start, ``ReplyPlayerError/queue(_:)``.
     public init(device: PlaybackDevice) throws(ReplyPlayerError) {
-        self.device = device
-        do {
-            queue = try PlaybackQueue(format: device.format, options: PlaybackQueueOptions(preRollMilliseconds: 0))
-        } catch {
-            throw .queue(error)
-        }
-        do {
-            try device.connect()
-        } catch {
-            throw .sink(error)
-        }
+        let control = RenderControl()
+        self.control = control
+        deviceName = device.name
+        player = try ReplyPlayer(sink: device, format: device.format, queueOptions: PlaybackQueueOptions(preRollMilliseconds: 0),
+                                 rendering: .onRenderThread(waitForRoom: { control.waitForRoom() }))
     }
 
-    public var name: String { "speaker '\(device.name)'" }
-    public var sampleRate: Double { device.format.sampleRate }
-    public var framesPlayed: Int { queue.statistics.playedFrames }
-    public var framesCut: Int { queue.statistics.droppedFrames }
+    public var name: String { "speaker '\(deviceName)'" }
+    public var sampleRate: Double { player.format.sampleRate }
+    public var framesPlayed: Int { player.framesPlayed }
+    public var framesCut: Int { player.statistics.droppedFrames }
 
     public func play(_ chunk: AudioChunk) throws(ReplyPlayerError) -> Bool {
-        if let failure = control.failure.withLock({ $0 }) { throw .sink(failure) }
+        if let failure = control.failure.withLock({ $0 }) { throw failure }
         startIfNeeded()
-        let active: PlaybackConverter
-        if let converter, converter.sourceRate == Double(chunk.sampleRate) {
-            active = converter
-        } else {
-            do {
-                active = try PlaybackConverter(sourceRate: Double(chunk.sampleRate), outputRate: device.format.sampleRate, channelCount: device.format.channelCount)
-            } catch {
-                throw .unplayableChunk(sampleRate: chunk.sampleRate, error)
-            }
-            try flushConverter()
-            converter = active
-        }
         do {
-            try chunk.samples.withUnsafeBufferPointer { samples in
-                try active.process(samples) { buffer in try self.enqueue(buffer) }
-            }
-        } catch let error as ReplyPlayerError {
-            throw error
+            try player.play(chunk)
         } catch {
-            throw .converter(.resampler(.backendFailure("\(error)", code: nil)))
+            // A queue that stopped taking audio because the device failed: the device's failure is the cause.
+            if case .queue = error, let failure = control.failure.withLock({ $0 }) { throw failure }
+            throw error
         }
         chunksQueued += 1
         control.queuedChunks.store(chunksQueued, ordering: .releasing)
         return false
     }
 
+    /// Has the render thread call `handler` each time everything queued has played, with
+    /// ``chunksQueued`` as it was when the queue ran dry: once per drain.
+    public func reportDrained(to handler: @escaping @Sendable (Int) -> Void) {
+        control.drained.withLock { $0 = handler }
+    }
+
     public func cut() throws(ReplyPlayerError) {
-        queue.interrupt()
-        converter?.reset()
+        try player.interrupt()
     }
 
     /// Lets the converter's last samples of the reply out and marks the end of the stream, so
     /// the reply's tail is not held back until the next one.
     public func replyEnded() throws(ReplyPlayerError) {
-        try flushConverter()
-        queue.markEndOfStream()
+        try player.replyEnded()
     }
 
     public func finish() throws(ReplyPlayerError) {
-        try flushConverter()
-        queue.markEndOfStream()
-        // Let what is queued play out, bounded by its own length and a second to spare.
-        let limit = ContinuousClock.now + .seconds(Double(queue.queuedFrames) / device.format.sampleRate + 1)
-        while queue.queuedFrames > 0, thread != nil, ContinuousClock.now < limit { usleep(5_000) }
-        control.running.store(false, ordering: .releasing)
-        while thread != nil, !control.stopped.load(ordering: .acquiring) { usleep(1_000) }
-        if let failure = control.failure.withLock({ $0 }) { throw .sink(failure) }
-        do {
-            try device.disconnect()
-        } catch {
-            throw .sink(error)
+        try player.replyEnded()
+        if thread != nil {
+            // Let what is queued play out, bounded by its own length and a second to spare.
+            let limit = ContinuousClock.now + .seconds(Double(player.queuedFrames) / sampleRate + 1)
+            control.wait { player.queuedFrames == 0 || !control.running.load(ordering: .acquiring) || ContinuousClock.now >= limit }
+            control.requestStop()
+            control.wait { control.stopped.load(ordering: .acquiring) }
         }
-    }
-
-    private func flushConverter() throws(ReplyPlayerError) {
-        guard let converter else { return }
-        do {
-            try converter.flush { buffer in try self.enqueue(buffer) }
-        } catch let error as ReplyPlayerError {
-            throw error
-        } catch {
-            throw .converter(.resampler(.backendFailure("\(error)", code: nil)))
-        }
-    }
-
-    /// Queues a buffer, waiting for the render thread while the queue is full.
-    private func enqueue(_ buffer: PlaybackBuffer) throws(ReplyPlayerError) {
-        while true {
-            do {
-                try queue.enqueue(buffer)
-                return
-            } catch .full {
-                guard control.running.load(ordering: .acquiring) else { throw .queue(.full(frames: buffer.frameCount, free: 0)) }
-                usleep(2_000)
-            } catch {
-                throw .queue(error)
-            }
-        }
+        if let failure = control.failure.withLock({ $0 }) { throw failure }
+        try player.finish()
     }
 
     private func startIfNeeded() {
         guard thread == nil else { return }
         control.running.store(true, ordering: .releasing)
-        let (queue, control, period) = (self.queue, self.control, max(Int(device.format.sampleRate / 100), 1))
-        // The render thread is the only one that plays on the device until it has stopped
-        // (`finish` disconnects it after that); its format and name never change.
-        let handOver = DeviceHandOver(device: device)
-        let drained = onDrained
+        let (player, control) = (self.player, self.control)
         let render = Thread {
-            let device = handOver.device
-            let channels = device.format.channelCount
-            let buffer = UnsafeMutablePointer<Float>.allocate(capacity: period * channels)
-            defer { buffer.deallocate() }
             let clock = ContinuousClock()
             let start = clock.now
             var rendered = 0
             while control.running.load(ordering: .acquiring) {
-                queue.render(into: buffer, channelStride: period, frameCount: period)
                 // Read before rendering: a chunk queued after this is not covered by a drain below.
                 let covered = control.queuedChunks.load(ordering: .acquiring)
-                do throws(PlayerSinkError) {
-                    try device.play(PlaybackBuffer(base: buffer, frameCount: period, channelCount: channels, channelStride: period))
+                do throws(ReplyPlayerError) {
+                    try player.renderPeriod()
                 } catch {
                     control.failure.withLock { $0 = error }
                     control.running.store(false, ordering: .releasing)
                     break
                 }
-                rendered += period
-                if queue.queuedFrames == 0, covered > control.reportedChunks.load(ordering: .relaxed) {
+                rendered += player.renderPeriodFrames
+                control.periodRendered()
+                if player.queuedFrames == 0, covered > control.reportedChunks.load(ordering: .relaxed) {
                     control.reportedChunks.store(covered, ordering: .relaxed)
-                    drained?(covered)
+                    control.drained.withLock { $0 }?(covered)
                 }
-                // Never more than 100 ms ahead of the clock, whatever the device takes.
-                let due = start + .seconds(Double(rendered) / device.format.sampleRate) - .milliseconds(100)
-                if clock.now < due { Thread.sleep(forTimeInterval: (due - clock.now).seconds) }
+                // Never more than 100 ms ahead of the clock, whatever the device takes; a stop
+                // request ends the wait at once.
+                let due = start + .seconds(Double(rendered) / player.format.sampleRate) - .milliseconds(100)
+                let now = clock.now
+                if now < due { control.stopRequested.wait(seconds: (due - now).seconds) }
             }
             control.stopped.store(true, ordering: .releasing)
+            control.rendered.signal()
         }
         render.name = "voicepipe playback"
         thread = render
@@ -188,10 +133,41 @@ private final class RenderControl: Sendable {
     /// Chunks queued so far (written by the driver's thread) and covered by the last drained report.
     let queuedChunks = Atomic<Int>(0)
     let reportedChunks = Atomic<Int>(0)
-    let failure = Guarded<PlayerSinkError?>(nil)
-}
+    let failure = Guarded<ReplyPlayerError?>(nil)
+    /// Told when everything queued has played.
+    let drained = Guarded<(@Sendable (Int) -> Void)?>(nil)
+    /// Posted by the render thread after a period while the driver's thread waits, and when it stops.
+    let rendered = WakeSignal()
+    /// Posted once to stop the render thread: it ends its pacing wait at once.
+    let stopRequested = WakeSignal()
+    private let waiters = Atomic<Int>(0)
 
-/// Moves the device to the render thread, which alone plays on it while it runs.
-private struct DeviceHandOver: @unchecked Sendable {
-    let device: PlaybackDevice
+    /// Render thread: a period went to the device; a waiting driver thread looks again.
+    func periodRendered() {
+        if waiters.load(ordering: .sequentiallyConsistent) > 0 { rendered.signal() }
+    }
+
+    /// Driver thread: waits until `done` holds, looking again after each period rendered (and at
+    /// least every 20 ms, so a wake-up missed in a race costs one look, not a hang).
+    func wait(until done: () -> Bool) {
+        waiters.add(1, ordering: .sequentiallyConsistent)
+        defer { waiters.subtract(1, ordering: .sequentiallyConsistent) }
+        while !done() { rendered.wait(seconds: 0.02) }
+    }
+
+    /// Driver thread, with the queue full: waits for a period to be rendered; false once the
+    /// render thread has stopped.
+    func waitForRoom() -> Bool {
+        guard running.load(ordering: .acquiring) else { return false }
+        waiters.add(1, ordering: .sequentiallyConsistent)
+        defer { waiters.subtract(1, ordering: .sequentiallyConsistent) }
+        rendered.wait(seconds: 0.02)
+        return running.load(ordering: .acquiring)
+    }
+
+    /// Driver thread: the render thread stops after the period it is on.
+    func requestStop() {
+        running.store(false, ordering: .releasing)
+        stopRequested.signal()
+    }
 }

@@ -1,11 +1,13 @@
 import VoicePipeCore
 import VoicePipeIO
 
-/// Where a session's reply audio goes: a file, a speaker, or nowhere (text only).
+/// Where the session driver sends reply audio: ``FileReplyOutput``, ``DeviceReplyOutput``,
+/// ``DiscardedReplyOutput``, or ``TallyingReplyOutput`` around another.
 ///
-/// The driver calls it on its own thread. An output that plays in real time (a device) tells the
-/// driver when it has played everything through ``SessionDriver/playbackDrained()``; one that
-/// does not (a file) says so from ``play(_:)``.
+/// The driver calls it on its own thread. An output that plays in real time (a device) tells
+/// whoever drives it when it has played everything, through the handler given to
+/// ``reportDrained(to:)`` (the driver posts it to itself, as ``SessionDriver/playbackDrained(chunks:)``
+/// does); one that plays synchronously (a file) says so from ``play(_:)`` and never calls the handler.
 public protocol ReplyOutput: AnyObject {
     /// What it is, for the timeline and the summary ("reply.wav", "speaker 'default'").
     var name: String { get }
@@ -20,6 +22,9 @@ public protocol ReplyOutput: AnyObject {
     /// Chunks given to ``play(_:)`` so far: a drained report names how many it covers, so a
     /// report overtaken by a newer chunk is recognised.
     var chunksQueued: Int { get }
+    /// Has `handler` called, from any thread, each time everything queued so far has played, with
+    /// the ``chunksQueued`` count the report covers. A later call replaces the handler.
+    func reportDrained(to handler: @escaping @Sendable (Int) -> Void)
     /// Plays what is left and closes the output (a file gets its final header).
     func finish() throws(ReplyPlayerError)
     /// Frames heard (written) so far, at ``sampleRate``.
@@ -30,7 +35,7 @@ public protocol ReplyOutput: AnyObject {
     var framesCut: Int { get }
 }
 
-/// Reply audio into a Float32 audio file through the reply player: exactly what a player would
+/// Reply audio into a Float32 audio file through a ``ReplyPlayer``: exactly what a player would
 /// have heard, each reply after the last, cuts included.
 public final class FileReplyOutput: ReplyOutput {
     private let sink: AudioFileSink
@@ -55,6 +60,9 @@ public final class FileReplyOutput: ReplyOutput {
         return true
     }
 
+    /// Never calls `handler`: the file has each chunk when ``play(_:)`` returns, which says so.
+    public func reportDrained(to handler: @escaping @Sendable (Int) -> Void) {}
+
     public func cut() throws(ReplyPlayerError) {
         try player.interrupt()
     }
@@ -68,7 +76,7 @@ public final class FileReplyOutput: ReplyOutput {
     }
 }
 
-/// Reply audio counted and dropped: a session with nowhere to play (text only, or no `--out`).
+/// Reply audio counted and dropped, with no player: a session with nowhere to play (text only, or no `--out`).
 public final class DiscardedReplyOutput: ReplyOutput {
     public let name = "nowhere"
     public let sampleRate = AudioFormat.playback.sampleRate
@@ -85,6 +93,9 @@ public final class DiscardedReplyOutput: ReplyOutput {
         framesPlayed += Int((Double(chunk.samples.count) * sampleRate / Double(max(chunk.sampleRate, 1))).rounded())
         return true
     }
+
+    /// Never calls `handler`: nothing plays, and ``play(_:)`` says at once that it is done.
+    public func reportDrained(to handler: @escaping @Sendable (Int) -> Void) {}
 
     public func cut() throws(ReplyPlayerError) {}
     public func finish() throws(ReplyPlayerError) {}
@@ -114,6 +125,11 @@ public final class TallyingReplyOutput: ReplyOutput {
     public func play(_ chunk: AudioChunk) throws(ReplyPlayerError) -> Bool {
         tally.add(chunk.samples)
         return try output.play(chunk)
+    }
+
+    /// Forwards to the wrapped output, which reports its own drains.
+    public func reportDrained(to handler: @escaping @Sendable (Int) -> Void) {
+        output.reportDrained(to: handler)
     }
 
     public func cut() throws(ReplyPlayerError) {

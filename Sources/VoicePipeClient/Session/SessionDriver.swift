@@ -208,6 +208,8 @@ public final class SessionDriver: @unchecked Sendable {
     /// Runs the session on this thread until it ends (cleanly, by error, or by timeout), then
     /// finishes the reply output and closes the transport.
     public func run() -> SessionReport {
+        // A real-time output reports its drains into the inbox; holding the inbox, not the driver, makes no cycle.
+        output.reportDrained { [inbox] chunks in inbox.post(.playbackDrained(chunks: chunks)) }
         listen(to: transport, as: 0)
         let startedAt = clock.now
         if let reason = options.audioUnavailable { apply(machine.audioUnavailable(reason, at: startedAt)) }

@@ -20,6 +20,7 @@ public enum PlaybackConverterError: Error, Sendable, Hashable, CustomStringConve
 }
 
 /// Turns the runtime's 24 kHz Int16 reply audio into the deinterleaved Float32 buffers players take.
+/// One stream at one source rate; following a reply whose rate changes is ``ReplyPlayer``'s job.
 ///
 /// ```
 ///  Int16 samples ─▶ x / 32768 (exact) ─▶ [resample to the device rate] ─▶ copy to each channel ─▶ PlaybackBuffer
@@ -78,6 +79,12 @@ public final class PlaybackConverter {
     /// - Parameter deliver: called with each converted block, before `process` returns.
     /// - Throws: a ``PlaybackConverterError/resampler(_:)`` failure or whatever `deliver` throws.
     public func process(_ samples: UnsafeBufferPointer<Int16>, _ deliver: (PlaybackBuffer) throws -> Void) throws {
+        try process(samples, converterError: { $0 }, deliver)
+    }
+
+    /// ``process(_:_:)`` with typed errors: a converter failure is thrown as `converterError(error)`,
+    /// so one error type carries both it and `deliver`'s failures whole.
+    public func process<E: Error>(_ samples: UnsafeBufferPointer<Int16>, converterError: (PlaybackConverterError) -> E, _ deliver: (PlaybackBuffer) throws(E) -> Void) throws(E) {
         guard let base = samples.baseAddress else { return }
         var done = 0
         while done < samples.count {
@@ -94,7 +101,7 @@ public final class PlaybackConverter {
             do {
                 produced = try resampler.process(UnsafeBufferPointer(start: mono, count: count), into: UnsafeMutableBufferPointer(start: planar, count: planarStride))
             } catch {
-                throw PlaybackConverterError.resampler(error)
+                throw converterError(.resampler(error))
             }
             try emit(frames: produced, deliver)
         }
@@ -102,12 +109,17 @@ public final class PlaybackConverter {
 
     /// Ends the stream: delivers the resampler's tail (nothing when there is no rate change).
     public func flush(_ deliver: (PlaybackBuffer) throws -> Void) throws {
+        try flush(converterError: { $0 }, deliver)
+    }
+
+    /// ``flush(_:)`` with typed errors, as ``process(_:converterError:_:)``.
+    public func flush<E: Error>(converterError: (PlaybackConverterError) -> E, _ deliver: (PlaybackBuffer) throws(E) -> Void) throws(E) {
         guard let resampler else { return }
         let produced: Int
         do {
             produced = try resampler.flush(into: UnsafeMutableBufferPointer(start: planar, count: planarStride))
         } catch {
-            throw PlaybackConverterError.resampler(error)
+            throw converterError(.resampler(error))
         }
         try emit(frames: produced, deliver)
     }
@@ -118,7 +130,7 @@ public final class PlaybackConverter {
     }
 
     /// Copies channel 0 to the other channels and hands out the block.
-    private func emit(frames: Int, _ deliver: (PlaybackBuffer) throws -> Void) rethrows {
+    private func emit<E: Error>(frames: Int, _ deliver: (PlaybackBuffer) throws(E) -> Void) throws(E) {
         guard frames > 0 else { return }
         for channel in 1..<max(outputFormat.channelCount, 1) {
             (planar + channel * planarStride).update(from: planar, count: frames)

@@ -39,7 +39,7 @@ public struct PlaybackQueueOptions: Sendable, Hashable {
 
 /// The queue between reply decoding and a player: chunks in arrival order, a pre-roll before
 /// playback starts, silence (counted) when it runs dry, and an interruption that cuts at once
-/// with a short fade so the cut does not click.
+/// with a short fade so the cut does not click. ``ReplyPlayer`` fills it and renders from it.
 ///
 /// One producer thread calls ``enqueue(_:)`` and ``markEndOfStream()``; one consumer (the audio
 /// thread) calls ``render(into:channelStride:frameCount:)``; ``interrupt()`` and ``statistics``

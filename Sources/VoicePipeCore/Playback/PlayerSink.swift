@@ -69,6 +69,7 @@ public struct PlayerFormat: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// What a device or file player implements: it takes deinterleaved Float32 buffers, nothing else.
+/// The end of the playback path: ``ReplyPlayer`` renders reply audio into one.
 ///
 /// A sink is connected to one ``PlayerFormat`` (which cannot be Int16 or interleaved), plays
 /// buffers of it, and is disconnected when the audio ends; it may then be connected again.

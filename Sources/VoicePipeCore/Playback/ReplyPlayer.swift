@@ -30,41 +30,69 @@ public enum ReplyPlayerError: SystemCodedError, Sendable, Hashable {
     }
 }
 
-/// Reply audio from the wire, played through the playback path into any ``PlayerSink``:
+/// The one playback path for reply audio: each chunk through a converter at the chunk's rate into the
+/// queue, and from the queue into any ``PlayerSink`` (a file, a device, a test's recorder).
 ///
 /// ```
-///  audio.chunk samples (Int16, any rate) ─▶ PlaybackConverter ─▶ PlaybackQueue ─▶ PlayerSink
-///                                                               (pre-roll, fade on interrupt)
+///  producer thread (play, interrupt, replyEnded, finish):
+///    audio.chunk samples (Int16, any rate) ─▶ PlaybackConverter ─▶ PlaybackQueue
+///                                             (one per rate: rebuilt,   (pre-roll, fade
+///                                              old tail queued first)    on interrupt)
+///  rendering, on the producer's thread or a render thread (renderPeriod):
+///    PlaybackQueue ─▶ periods ─▶ PlayerSink
 /// ```
-///
-/// The player renders on the caller's thread, as fast as the sink takes audio, and keeps the
-/// queue's pre-roll buffered between chunks the way a device would; an ``interrupt()`` therefore
-/// cuts exactly what had not been heard yet, with the queue's fade. It suits sinks whose
-/// ``PlayerSink/play(_:)`` writes a file or blocks while a device's buffer is full.
 ///
 /// Chunks may change rate mid-stream: the converter is rebuilt for the new rate after the old
-/// one's tail is played. A chunk at a rate the converter cannot take is refused whole with
-/// ``ReplyPlayerError/unplayableChunk(sampleRate:_:)``, and the player carries on.
-public final class ReplyPlayer {
+/// one's tail is queued, so every part keeps its exact rational length. A chunk at a rate the
+/// converter cannot take is refused whole with ``ReplyPlayerError/unplayableChunk(sampleRate:_:)``,
+/// and the player carries on.
+///
+/// With ``Rendering/onCallersThread`` the player renders as fast as the sink takes audio and keeps
+/// the queue's pre-roll buffered between chunks the way a device would, so ``interrupt()`` cuts
+/// exactly what had not been heard yet, with the queue's fade: for sinks that write a file or block
+/// while a device's buffer is full. With ``Rendering/onRenderThread(waitForRoom:)`` the producer
+/// only converts and queues, and the owner's real-time thread calls ``renderPeriod()``.
+public final class ReplyPlayer: @unchecked Sendable {
+    // Safety: `converter` is used by the producer side only (play, interrupt, replyEnded, finish),
+    // which runs on one thread. `period` and the sink are used by whoever renders: the producer
+    // with `.onCallersThread`; with `.onRenderThread`, the render thread in `renderPeriod()`, except
+    // `connect` in `init` and `disconnect` in `finish()`, which run before that thread starts and
+    // after it has stopped. The queue is built for one producer and one consumer; the rest is immutable.
+
+    /// Where the queue is rendered to the sink.
+    public enum Rendering: Sendable {
+        /// ``ReplyPlayer/play(_:)`` renders on the caller's thread, as fast as the sink takes audio.
+        case onCallersThread
+        /// A thread of the owner's calls ``ReplyPlayer/renderPeriod()`` at the device's pace; the
+        /// producer only queues. While the queue is full it calls `waitForRoom`, which waits for a
+        /// period to be rendered and returns false once the render thread has stopped (the chunk
+        /// then fails with ``ReplyPlayerError/queue(_:)``).
+        case onRenderThread(waitForRoom: @Sendable () -> Bool)
+    }
+
     /// The format the sink plays.
     public let format: PlayerFormat
+    /// Frames in each ``renderPeriod()``: 10 ms at the sink's rate.
+    public let renderPeriodFrames: Int
     private let sink: any PlayerSink
     private let queue: PlaybackQueue
+    private let rendering: Rendering
     private let kernels: DSPKernels
     private var converter: PlaybackConverter?
     private let period: UnsafeMutablePointer<Float>
-    /// Frames rendered per call to the sink.
+    /// Frames rendered per call to the sink on the caller's thread.
     private static let periodFrames = 240
-    /// Frames handed to the sink so far.
-    public private(set) var framesPlayed = 0
 
     /// Connects `sink` to `format` and sets up the queue.
     /// - Throws: ``ReplyPlayerError/sink(_:)`` when the sink refuses the format,
     ///   ``ReplyPlayerError/queue(_:)`` when the queue cannot hold it.
-    public init(sink: any PlayerSink, format: PlayerFormat = .playback, queueOptions: PlaybackQueueOptions = PlaybackQueueOptions(), kernels: DSPKernels = .best) throws(ReplyPlayerError) {
+    public init(sink: any PlayerSink, format: PlayerFormat = .playback, queueOptions: PlaybackQueueOptions = PlaybackQueueOptions(),
+                rendering: Rendering = .onCallersThread, kernels: DSPKernels = .best) throws(ReplyPlayerError) {
         self.format = format
         self.sink = sink
+        self.rendering = rendering
         self.kernels = kernels
+        renderPeriodFrames = max(Int(format.sampleRate / 100), 1)
         do {
             queue = try PlaybackQueue(format: format, options: queueOptions)
         } catch {
@@ -75,13 +103,20 @@ public final class ReplyPlayer {
         } catch {
             throw .sink(error)
         }
-        period = .allocate(capacity: Self.periodFrames * format.channelCount)
-        period.initialize(repeating: 0, count: Self.periodFrames * format.channelCount)
+        let capacity = max(Self.periodFrames, renderPeriodFrames) * format.channelCount
+        period = .allocate(capacity: capacity)
+        period.initialize(repeating: 0, count: capacity)
     }
 
     deinit {
         period.deallocate()
     }
+
+    /// Frames of reply audio rendered to the sink so far (faded frames included, silence not).
+    public var framesPlayed: Int { queue.statistics.playedFrames }
+
+    /// Frames queued and not yet rendered.
+    public var queuedFrames: Int { queue.queuedFrames }
 
     /// Interruptions applied so far.
     public var interruptions: Int { queue.statistics.interruptions }
@@ -89,43 +124,71 @@ public final class ReplyPlayer {
     /// The queue's counters (played, dropped, silence, underruns).
     public var statistics: PlaybackQueue.Statistics { queue.statistics }
 
-    /// Converts a chunk and plays what the queue holds beyond its pre-roll.
+    /// Converts a chunk and queues it; on the caller's thread, plays what the queue holds beyond its pre-roll.
     public func play(_ chunk: AudioChunk) throws(ReplyPlayerError) {
-        try chunk.samples.withUnsafeBufferPointer { samples throws(ReplyPlayerError) in
-            try play(samples, sampleRate: chunk.sampleRate)
-        }
+        try play(chunk.samples, sampleRate: chunk.sampleRate)
     }
 
-    /// Converts `samples` at `sampleRate` and plays what the queue holds beyond its pre-roll.
+    /// Converts `samples` at `sampleRate` and queues them, as the buffer-pointer form does.
+    public func play(_ samples: [Int16], sampleRate: Int) throws(ReplyPlayerError) {
+        try samples.withUnsafeBufferPointer { buffer throws(ReplyPlayerError) in try play(buffer, sampleRate: sampleRate) }
+    }
+
+    /// Converts `samples` at `sampleRate` and queues them, as the buffer-pointer form does.
+    public func play(_ samples: Span<Int16>, sampleRate: Int) throws(ReplyPlayerError) {
+        try samples.withUnsafeBufferPointer { buffer throws(ReplyPlayerError) in try play(buffer, sampleRate: sampleRate) }
+    }
+
+    /// Converts `samples` at `sampleRate` and queues them; on the caller's thread, plays what the
+    /// queue holds beyond its pre-roll.
     /// - Throws: ``ReplyPlayerError/unplayableChunk(sampleRate:_:)`` before queuing anything when
-    ///   the rate cannot be converted (the player stays usable); a sink or converter failure.
+    ///   the rate cannot be converted (the player stays usable); a sink, queue or converter failure.
     public func play(_ samples: UnsafeBufferPointer<Int16>, sampleRate: Int) throws(ReplyPlayerError) {
         let active = try converter(for: sampleRate)
-        do {
-            try active.process(samples) { buffer in try self.enqueue(buffer) }
-        } catch {
-            throw Self.failure(error)
-        }
-        try render(keeping: queue.preRollFrames)
+        try active.process(samples, converterError: ReplyPlayerError.converter) { buffer throws(ReplyPlayerError) in try enqueue(buffer) }
+        if case .onCallersThread = rendering { try render(keeping: queue.preRollFrames) }
     }
 
     /// Cuts what is queued (with the queue's fade) and starts the next reply fresh.
     public func interrupt() throws(ReplyPlayerError) {
         queue.interrupt()
         converter?.reset()
-        try render(frames: queue.fadeFrames)
+        if case .onCallersThread = rendering { try render(frames: queue.fadeFrames) }
     }
 
-    /// Plays everything left and disconnects the sink (a file sink finishes its file).
-    public func finish() throws(ReplyPlayerError) {
+    /// The reply is over: the converter's last samples are queued and the queue is told, so they
+    /// play out now instead of waiting for the next reply (on the caller's thread, at once).
+    public func replyEnded() throws(ReplyPlayerError) {
         try flushConverter()
         queue.markEndOfStream()
-        try render(keeping: 0)
+        if case .onCallersThread = rendering { try render(keeping: 0) }
+    }
+
+    /// Ends the reply as ``replyEnded()`` and disconnects the sink (a file sink finishes its file).
+    /// With a render thread, stop that thread first: what it has not rendered is not played.
+    public func finish() throws(ReplyPlayerError) {
+        try replyEnded()
         do {
             try sink.disconnect()
         } catch {
             throw .sink(error)
         }
+    }
+
+    /// Renders one period of ``renderPeriodFrames`` to the sink: queued audio where it is ready,
+    /// silence elsewhere. The render thread's call, with ``Rendering/onRenderThread(waitForRoom:)``.
+    /// - Returns: the frames of queued audio in the period (the rest was silence).
+    /// - Throws: ``ReplyPlayerError/sink(_:)`` when the sink fails.
+    @discardableResult
+    public func renderPeriod() throws(ReplyPlayerError) -> Int {
+        let frames = renderPeriodFrames
+        let audio = queue.render(into: period, channelStride: frames, frameCount: frames)
+        do {
+            try sink.play(PlaybackBuffer(base: period, frameCount: frames, channelCount: format.channelCount, channelStride: frames))
+        } catch {
+            throw .sink(error)
+        }
+        return audio
     }
 
     /// The converter for `sampleRate`: the current one, or a new one after the old one's tail.
@@ -144,22 +207,25 @@ public final class ReplyPlayer {
 
     private func flushConverter() throws(ReplyPlayerError) {
         guard let converter else { return }
-        do {
-            try converter.flush { buffer in try self.enqueue(buffer) }
-        } catch {
-            throw Self.failure(error)
-        }
+        try converter.flush(converterError: ReplyPlayerError.converter) { buffer throws(ReplyPlayerError) in try enqueue(buffer) }
     }
 
-    /// Queues a buffer, playing queued audio first while the queue is too full to take it.
+    /// Queues a buffer; while the queue is too full to take it, plays queued audio first (on the
+    /// caller's thread) or waits for the render thread.
     private func enqueue(_ buffer: PlaybackBuffer) throws(ReplyPlayerError) {
         while true {
             do {
                 try queue.enqueue(buffer)
                 return
-            } catch .full {
-                // A buffer larger than the whole queue would never fit: report it rather than spin.
-                guard try render(frames: Self.periodFrames) > 0 else { throw .queue(.full(frames: buffer.frameCount, free: queue.capacity - queue.queuedFrames)) }
+            } catch .full(let frames, let free) {
+                // A buffer larger than the whole queue would never fit: report it rather than wait.
+                guard frames <= queue.capacity else { throw .queue(.full(frames: frames, free: free)) }
+                switch rendering {
+                case .onCallersThread:
+                    guard try render(frames: Self.periodFrames) > 0 else { throw .queue(.full(frames: frames, free: free)) }
+                case .onRenderThread(let waitForRoom):
+                    guard waitForRoom() else { throw .queue(.full(frames: frames, free: free)) }
+                }
             } catch {
                 throw .queue(error)
             }
@@ -187,18 +253,8 @@ public final class ReplyPlayer {
             } catch {
                 throw .sink(error)
             }
-            framesPlayed += played
             rendered += played
         }
         return rendered
-    }
-
-    private static func failure(_ error: any Error) -> ReplyPlayerError {
-        switch error {
-        case let error as ReplyPlayerError: error
-        case let error as PlaybackConverterError: .converter(error)
-        case let error as PlayerSinkError: .sink(error)
-        default: .converter(.resampler(.backendFailure("\(error)", code: nil)))
-        }
     }
 }

@@ -109,7 +109,6 @@ struct SessionCommand: Command {
             printer.show(event, at: instant)
             log?.record(event, at: instant)
         }
-        (output.output as? DeviceReplyOutput)?.onDrained = { [weak driver] in driver?.playbackDrained(chunks: $0) }
         printer.header(configuration: configuration, runtime: transport.description, input: SessionArguments.describe(input: input, microphone: microphone, fast: fast), output: output.output.name, note: output.note)
         // The first Ctrl-C sends session.end and waits for the runtime; the second stops waiting
         // (the reply file and log are still finished); a third quits at once.
