@@ -37,9 +37,13 @@ do {
             }
             try chunk.samples.withUnsafeBufferPointer { samples in
                 try converter.process(samples) { buffer in
-                    // One contiguous Float buffer per channel: what a player node is connected with.
-                    let channel = buffer.channel(0)
-                    let peak = channel.reduce(Float(0)) { max($0, abs($1)) }
+                    // One contiguous Float buffer per channel: what a player node is connected with,
+                    // lent for this call only.
+                    let peak = buffer.withChannel(0) { channel in
+                        var peak: Float = 0
+                        for i in channel.indices { peak = max(peak, abs(channel[i])) }
+                        return peak
+                    }
                     frames += buffer.frameCount
                     print("line \(number): \(buffer.frameCount) Float32 frames, \(buffer.channelCount) channel, peak \(peak)")
                 }

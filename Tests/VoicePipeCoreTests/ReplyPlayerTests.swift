@@ -104,7 +104,7 @@ struct PCMPlaybackConverterTests {
 
     static func run(_ converter: PCMPlaybackConverter, _ samples: [Int16], framesPerCall: Int) throws -> [[Float]] {
         var channels = [[Float]](repeating: [], count: converter.playerFormat.channelCount)
-        let collect: (PlaybackBuffer) -> Void = { buffer in for c in channels.indices { channels[c] += buffer.channel(c) } }
+        let collect: (borrowing PlaybackBuffer) -> Void = { buffer in for c in channels.indices { channels[c] += buffer.copyChannel(c) } }
         let step = framesPerCall * converter.sourceFormat.channelCount
         for start in stride(from: 0, to: samples.count, by: step) {
             try samples[start..<min(start + step, samples.count)].withUnsafeBytes { try converter.process($0, collect) }

@@ -123,7 +123,7 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
     }
 
     /// Queues a buffer, waiting for the render thread while the queue is full.
-    private func enqueue(_ buffer: PlaybackBuffer) throws(ReplyPlayerError) {
+    private func enqueue(_ buffer: borrowing PlaybackBuffer) throws(ReplyPlayerError) {
         while true {
             do {
                 try queue.enqueue(buffer)

@@ -13,8 +13,8 @@ public struct CapturedFrame: Sendable, Hashable {
     }
 
     /// Copies a converter's frame.
-    public init(_ frame: CaptureFrame) {
-        samples = Array(frame.samples)
+    public init(_ frame: borrowing CaptureFrame) {
+        samples = frame.copySamples()
         level = frame.level
     }
 }

@@ -77,7 +77,7 @@ public final class PlaybackConverter {
     /// Converts Int16 samples (host order, already decoded from the wire's little-endian bytes).
     /// - Parameter deliver: called with each converted block, before `process` returns.
     /// - Throws: a ``PlaybackConverterError/resampler(_:)`` failure or whatever `deliver` throws.
-    public func process(_ samples: UnsafeBufferPointer<Int16>, _ deliver: (PlaybackBuffer) throws -> Void) throws {
+    public func process(_ samples: UnsafeBufferPointer<Int16>, _ deliver: (borrowing PlaybackBuffer) throws -> Void) throws {
         guard let base = samples.baseAddress else { return }
         var done = 0
         while done < samples.count {
@@ -101,7 +101,7 @@ public final class PlaybackConverter {
     }
 
     /// Ends the stream: delivers the resampler's tail (nothing when there is no rate change).
-    public func flush(_ deliver: (PlaybackBuffer) throws -> Void) throws {
+    public func flush(_ deliver: (borrowing PlaybackBuffer) throws -> Void) throws {
         guard let resampler else { return }
         let produced: Int
         do {
@@ -118,7 +118,7 @@ public final class PlaybackConverter {
     }
 
     /// Copies channel 0 to the other channels and hands out the block.
-    private func emit(frames: Int, _ deliver: (PlaybackBuffer) throws -> Void) rethrows {
+    private func emit(frames: Int, _ deliver: (borrowing PlaybackBuffer) throws -> Void) rethrows {
         guard frames > 0 else { return }
         for channel in 1..<max(outputFormat.channelCount, 1) {
             (planar + channel * planarStride).update(from: planar, count: frames)

@@ -152,7 +152,7 @@ public final class ReplyPlayer {
     }
 
     /// Queues a buffer, playing queued audio first while the queue is too full to take it.
-    private func enqueue(_ buffer: PlaybackBuffer) throws(ReplyPlayerError) {
+    private func enqueue(_ buffer: borrowing PlaybackBuffer) throws(ReplyPlayerError) {
         while true {
             do {
                 try queue.enqueue(buffer)
