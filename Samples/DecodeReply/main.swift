@@ -35,18 +35,16 @@ do {
                 try converter.flush { frames += $0.frameCount }     // the old rate's tail first
                 converter = try PlaybackConverter(sourceRate: Double(chunk.sampleRate))
             }
-            try chunk.samples.withUnsafeBufferPointer { samples in
-                try converter.process(samples) { buffer in
-                    // One contiguous Float buffer per channel: what a player node is connected with,
-                    // lent for this call only.
-                    let peak = buffer.withChannel(0) { channel in
-                        var peak: Float = 0
-                        for i in channel.indices { peak = max(peak, abs(channel[i])) }
-                        return peak
-                    }
-                    frames += buffer.frameCount
-                    print("line \(number): \(buffer.frameCount) Float32 frames, \(buffer.channelCount) channel, peak \(peak)")
+            try converter.process(chunk.samples) { buffer in
+                // One contiguous Float buffer per channel: what a player node is connected with,
+                // lent for this call only.
+                let peak = buffer.withChannel(0) { channel in
+                    var peak: Float = 0
+                    for i in channel.indices { peak = max(peak, abs(channel[i])) }
+                    return peak
                 }
+                frames += buffer.frameCount
+                print("line \(number): \(buffer.frameCount) Float32 frames, \(buffer.channelCount) channel, peak \(peak)")
             }
         case .transcript(let role, let text, true):
             print("line \(number): \(role): \(text)")

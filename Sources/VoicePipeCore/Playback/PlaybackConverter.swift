@@ -100,6 +100,17 @@ public final class PlaybackConverter {
         }
     }
 
+    /// Converts Int16 samples held in an array, exactly as the pointer form does.
+    public func process(_ samples: [Int16], _ deliver: (borrowing PlaybackBuffer) throws -> Void) throws {
+        try samples.withUnsafeBufferPointer { try process($0, deliver) }
+    }
+
+    /// Converts Int16 samples lent as a `Span` (a ``CaptureFrame``'s, an array's), exactly as the
+    /// pointer form does.
+    public func process(_ samples: Span<Int16>, _ deliver: (borrowing PlaybackBuffer) throws -> Void) throws {
+        try samples.withUnsafeBufferPointer { try process($0, deliver) }
+    }
+
     /// Ends the stream: delivers the resampler's tail (nothing when there is no rate change).
     public func flush(_ deliver: (borrowing PlaybackBuffer) throws -> Void) throws {
         guard let resampler else { return }
