@@ -6,9 +6,9 @@ import VoicePipeTestSupport
 /// ``PlaybackBuffer``'s channels, read through `Span` and copied out.
 ///
 /// Keeping a view past its callback is not tested here because it does not compile: both types
-/// are `~Copyable` and borrowed by their callbacks, so `kept.append(frame)` fails with "'frame'
-/// is borrowed and cannot be consumed", and a `Span` stored outside `withSamples` or
-/// `withChannel` fails with "lifetime-dependent variable '…' escapes its scope".
+/// are `~Copyable` and borrowed by their callbacks, so `let last = frame` fails with "'frame' is
+/// borrowed and cannot be consumed", and a `Span` stored outside `withSamples` or `withChannel`
+/// fails with "lifetime-dependent variable '…' escapes its scope".
 struct BorrowedViewTests {
     @Test func aCaptureFramesSpanHoldsExactlyItsSamplesAndTheCopyEqualsIt() throws {
         // The target format is the identity, so each frame is a known slice of the input.

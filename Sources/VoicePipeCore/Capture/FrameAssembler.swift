@@ -1,10 +1,11 @@
 /// One frame of capture output: 16 kHz mono Int16 samples and their level.
 ///
 /// A borrowed view of the converter's own storage, valid only during the callback that receives
-/// it, and the compiler holds you to that: the frame is `~Copyable` and callbacks borrow it, so
-/// storing it (`kept.append(frame)`) is a compile error ("'frame' is borrowed and cannot be
-/// consumed"), and the `Span` that ``withSamples(_:)`` lends cannot leave its closure either
-/// ("lifetime-dependent variable escapes its scope"). Keep ``copySamples()`` or the level instead.
+/// it, and the compiler holds you to that. The frame is `~Copyable` and callbacks borrow it, so
+/// keeping it does not compile: `let last = frame` is "'frame' is borrowed and cannot be
+/// consumed", an array of frames is "does not conform to protocol 'Copyable'". The `Span` that
+/// ``withSamples(_:)`` lends cannot leave its closure either ("lifetime-dependent variable
+/// escapes its scope"). Keep ``copySamples()`` or the level instead.
 public struct CaptureFrame: ~Copyable {
     /// Samples in this frame (the frame length, or fewer for the last frame of a stream).
     public let sampleCount: Int

@@ -6,10 +6,10 @@
 /// ```
 ///
 /// A borrowed view: the memory belongs to whoever handed the buffer out and is valid only for the
-/// call that received it, and the compiler holds you to that: the buffer is `~Copyable` and sinks
-/// and callbacks borrow it, so storing it is a compile error ("'buffer' is borrowed and cannot be
-/// consumed"), and the `Span` that ``withChannel(_:_:)`` lends cannot leave its closure either.
-/// Keep ``copyChannel(_:)`` instead.
+/// call that received it, and the compiler holds you to that. The buffer is `~Copyable` and sinks
+/// and callbacks borrow it, so keeping it does not compile ("'buffer' is borrowed and cannot be
+/// consumed"), nor does keeping the `Span` that ``withChannel(_:_:)`` lends ("lifetime-dependent
+/// variable escapes its scope"). Keep ``copyChannel(_:)`` instead.
 public struct PlaybackBuffer: ~Copyable {
     /// Frames in each channel.
     public let frameCount: Int
