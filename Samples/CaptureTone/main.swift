@@ -19,9 +19,9 @@ do {
     let format = try FormatGuard.validate(AudioFormat(sampleRate: rate, channelCount: 2, sampleType: .float32))
     let converter = try CaptureConverter(input: format, options: CaptureOptions(frameMilliseconds: 100))
     var statistics = CaptureStatistics()
-    let report: (CaptureFrame) -> Void = { frame in
+    let report: (borrowing CaptureFrame) -> Void = { frame in
         statistics.add(frame)
-        print("frame \(frame.index): \(frame.samples.count) samples, \(frame.level)")
+        print("frame \(frame.index): \(frame.sampleCount) samples, \(frame.level)")
     }
     try interleaved.withUnsafeBufferPointer { try converter.process($0, report) }
     try converter.flush(report)

@@ -19,8 +19,9 @@ do {
 
     // Reads the whole file through the converter and flushes it; frames arrive on this thread.
     let ending = try converter.convert(reader) { frame in
-        // frame.samples: up to 512 Int16 samples at 16 kHz; frame.level: peak, dBFS, digital silence
-        try writer.write(frame.samples)
+        // frame.withSamples: up to 512 Int16 samples at 16 kHz, lent for this call only;
+        // frame.level: peak, dBFS, digital silence
+        try frame.withSamples { samples in try samples.withUnsafeBufferPointer { try writer.write($0) } }
         print("frame \(frame.index) at \(Double(frame.startSample) / 16_000) s: \(frame.level)")
     }
     try writer.close()

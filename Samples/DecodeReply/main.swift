@@ -21,9 +21,14 @@ final class PeakMeter: PlayerSink {
     var peak: Float = 0
 
     func connect(_ format: PlayerFormat) throws(PlayerSinkError) { channelCount = format.channelCount }
-    func play(_ buffer: PlaybackBuffer) throws(PlayerSinkError) {
+    func play(_ buffer: borrowing PlaybackBuffer) throws(PlayerSinkError) {
         frames += buffer.frameCount
-        peak = buffer.channel(0).reduce(peak) { max($0, abs($1)) }
+        // Channel 0 is lent for this call only, as one contiguous Float buffer.
+        peak = buffer.withChannel(0) { channel in
+            var peak = self.peak
+            for i in channel.indices { peak = max(peak, abs(channel[i])) }
+            return peak
+        }
     }
     func disconnect() throws(PlayerSinkError) {}
 }

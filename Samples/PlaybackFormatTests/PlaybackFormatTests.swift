@@ -12,9 +12,9 @@ final class RecordingPlayer: PlayerSink {
     var bufferChannelCounts: Set<Int> = []
 
     func connect(_ format: PlayerFormat) throws(PlayerSinkError) { connectedFormat = format }
-    func play(_ buffer: PlaybackBuffer) throws(PlayerSinkError) {
+    func play(_ buffer: borrowing PlaybackBuffer) throws(PlayerSinkError) {
         bufferChannelCounts.insert(buffer.channelCount)
-        samples += buffer.channel(0)
+        samples += buffer.copyChannel(0)
     }
     func disconnect() throws(PlayerSinkError) {}
 }

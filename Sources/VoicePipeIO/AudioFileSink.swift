@@ -45,7 +45,7 @@ public final class AudioFileSink: PlayerSink {
         finalFrames = 0
     }
 
-    public func play(_ buffer: PlaybackBuffer) throws(PlayerSinkError) {
+    public func play(_ buffer: borrowing PlaybackBuffer) throws(PlayerSinkError) {
         guard let writer, let format else { throw .notConnected }
         guard buffer.channelCount == format.channelCount else {
             throw .channelCountMismatch(expected: format.channelCount, received: buffer.channelCount)
@@ -53,7 +53,9 @@ public final class AudioFileSink: PlayerSink {
         let channels = buffer.channelCount
         do {
             if channels == 1 {
-                try writer.write(buffer.channel(0))
+                try buffer.withChannel(0) { channel throws(AudioFileError) in
+                    try channel.withUnsafeBufferPointer { samples throws(AudioFileError) in try writer.write(samples) }
+                }
                 return
             }
             let needed = buffer.frameCount * channels
@@ -64,8 +66,9 @@ public final class AudioFileSink: PlayerSink {
             }
             guard let interleaved else { return }
             for c in 0..<channels {
-                let source = buffer.channel(c)
-                for i in 0..<buffer.frameCount { interleaved[i * channels + c] = source[i] }
+                buffer.withChannel(c) { source in
+                    for i in source.indices { interleaved[i * channels + c] = source[i] }
+                }
             }
             try writer.write(UnsafeBufferPointer(start: interleaved, count: needed))
         } catch {

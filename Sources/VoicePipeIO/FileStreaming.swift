@@ -104,7 +104,7 @@ extension CaptureConverter {
     ///   - deliver: called for every 16 kHz frame, on this thread.
     /// - Throws: ``AudioFileError`` from the read (the frames before it were delivered, the
     ///   stream is not flushed), a conversion error, or whatever `deliver` throws.
-    public func convert(_ file: AudioFileReader, progress: (Int) -> Void = { _ in }, _ deliver: (CaptureFrame) throws -> Void) throws -> FileReadEnding {
+    public func convert(_ file: AudioFileReader, progress: (Int) -> Void = { _ in }, _ deliver: (borrowing CaptureFrame) throws -> Void) throws -> FileReadEnding {
         let ending = try file.forEachBlock { block in
             try process(block, deliver)
             progress(file.framesRead)

@@ -134,8 +134,8 @@ public final class FakeAudioDevice: CaptureHardware, PlaybackHardware {
         }
     }
 
-    public func write(_ buffer: PlaybackBuffer) throws(PlayerSinkError) {
-        let channels = (0..<buffer.channelCount).map { Array(buffer.channel($0)) }
+    public func write(_ buffer: borrowing PlaybackBuffer) throws(PlayerSinkError) {
+        let channels = (0..<buffer.channelCount).map { buffer.copyChannel($0) }
         state.withLock { state in
             for (index, samples) in channels.enumerated() where index < state.played.count {
                 state.played[index] += samples

@@ -16,12 +16,12 @@ public final class RecordingSink: PlayerSink {
         channels = Array(repeating: [], count: format.channelCount)
     }
 
-    public func play(_ buffer: PlaybackBuffer) throws(PlayerSinkError) {
+    public func play(_ buffer: borrowing PlaybackBuffer) throws(PlayerSinkError) {
         guard let format = connectedFormat, !disconnected else { throw .notConnected }
         guard buffer.channelCount == format.channelCount else {
             throw .channelCountMismatch(expected: format.channelCount, received: buffer.channelCount)
         }
-        for c in 0..<buffer.channelCount { channels[c] += buffer.channel(c) }
+        for c in 0..<buffer.channelCount { channels[c] += buffer.copyChannel(c) }
     }
 
     public func disconnect() throws(PlayerSinkError) {

@@ -50,8 +50,8 @@ struct ConvertCommandTests {
         let resampler = try BuiltInResampler(inputRate: format.sampleRate, outputRate: 16_000, kernels: DSPKernels.best)
         let converter = try CaptureConverter(input: FormatGuard.validate(format), resampler: resampler)
         var api = [Int16]()
-        try source.withUnsafeBufferPointer { try converter.process($0) { api += $0.samples } }
-        try converter.flush { api += $0.samples }
+        try source.withUnsafeBufferPointer { try converter.process($0) { api += $0.copySamples() } }
+        try converter.flush { api += $0.copySamples() }
         #expect(cli == api)
     }
 

@@ -22,8 +22,8 @@ struct CapturePumpTests {
     static func converted(_ samples: [Int16], format: ValidatedFormat) throws -> [Int16] {
         let converter = try CaptureConverter(input: format)
         var out = [Int16]()
-        try samples.withUnsafeBufferPointer { buffer in try converter.process(buffer) { out += $0.samples } }
-        try converter.flush { out += $0.samples }
+        try samples.withUnsafeBufferPointer { buffer in try converter.process(buffer) { out += $0.copySamples() } }
+        try converter.flush { out += $0.copySamples() }
         return out
     }
 
@@ -34,7 +34,7 @@ struct CapturePumpTests {
         Thread.detachNewThread {
             var samples = [Int16]()
             var frames = 0
-            let result = Result { try pump.run { frame in samples += frame.samples; frames += 1 } }
+            let result = Result { try pump.run { frame in samples += frame.copySamples(); frames += 1 } }
             outcome.withLock { $0 = (result, samples, frames) }
             done.signal()
         }

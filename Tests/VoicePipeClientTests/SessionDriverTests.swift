@@ -235,7 +235,7 @@ struct VoiceGateOnSamplesTests {
         var gate = VoiceGate()
         var changes = [VoiceGate.Change]()
         _ = try CaptureConverter(input: reader.format).convert(reader) { frame in
-            if let change = gate.process(frame.level, duration: .samples(frame.samples.count, at: 16_000)) { changes.append(change) }
+            if let change = gate.process(frame.level, duration: .samples(frame.sampleCount, at: 16_000)) { changes.append(change) }
         }
         #expect(changes.count == 1, "\(changes)")
         guard case .opened(let start) = changes.first else { return }

@@ -14,9 +14,9 @@ struct CaptureConverterTests {
     /// Feeds raw bytes to a converter in the given cut sizes (in frames) and flushes.
     static func run(_ converter: CaptureConverter, bytes: [UInt8], cutFrames: [Int]) throws -> Collected {
         var collected = Collected()
-        let collect: (CaptureFrame) -> Void = {
-            collected.samples.append(contentsOf: $0.samples)
-            collected.frameLengths.append($0.samples.count)
+        let collect: (borrowing CaptureFrame) -> Void = {
+            collected.samples += $0.copySamples()
+            collected.frameLengths.append($0.sampleCount)
             collected.levels.append($0.level)
             collected.starts.append($0.startSample)
         }

@@ -75,15 +75,15 @@ struct DeviceGuardTests {
         var output: [Int16] = []
         var chunk = [UInt8](repeating: 0, count: 4_096)
         while case let count = chunk.withUnsafeMutableBytes({ ring.read(into: $0, granularity: 4) }), count > 0 {
-            try chunk.withUnsafeBytes { try converter.process(UnsafeRawBufferPointer(rebasing: $0[0..<count])) { output += $0.samples } }
+            try chunk.withUnsafeBytes { try converter.process(UnsafeRawBufferPointer(rebasing: $0[0..<count])) { output += $0.copySamples() } }
         }
-        try converter.flush { output += $0.samples }
+        try converter.flush { output += $0.copySamples() }
         #expect(output.count == 16_000)
         // Exactly what the converter gives for the same bytes handed to it directly.
         let direct = try CaptureConverter(input: device.format, options: CaptureOptions(frameMilliseconds: 20))
         var expected: [Int16] = []
-        try interleaved.withUnsafeBytes { try direct.process($0) { expected += $0.samples } }
-        try direct.flush { expected += $0.samples }
+        try interleaved.withUnsafeBytes { try direct.process($0) { expected += $0.copySamples() } }
+        try direct.flush { expected += $0.copySamples() }
         #expect(output == expected)
         let peak = output[4_000..<12_000].map { Int($0.magnitude) }.max() ?? 0
         #expect(abs(Double(peak) / 32768 - 0.5) < 0.001)

@@ -25,7 +25,7 @@ struct PlaybackTests {
         try all.withUnsafeBufferPointer { samples in
             try converter.process(samples) { buffer in
                 #expect(buffer.channelCount == 1)
-                out += buffer.channel(0)
+                out += buffer.copyChannel(0)
             }
         }
         try converter.flush { _ in Issue.record("no tail without a rate change") }
@@ -41,7 +41,7 @@ struct PlaybackTests {
         var channels = [[Float]](repeating: [], count: 3)
         try samples.withUnsafeBufferPointer { s in
             try converter.process(s) { buffer in
-                for c in 0..<3 { channels[c] += buffer.channel(c) }
+                for c in 0..<3 { channels[c] += buffer.copyChannel(c) }
             }
         }
         let expected = samples.map { Float($0) / 32768 }
@@ -55,7 +55,7 @@ struct PlaybackTests {
         let amplitude = 0.5
         let tone = Signals.int16(Signals.sine(frequency: 1_000, amplitude: amplitude, sampleRate: 24_000, frames: 24_000))
         var left = [Float](), right = [Float]()
-        let collect: (PlaybackBuffer) -> Void = { left += $0.channel(0); right += $0.channel(1) }
+        let collect: (borrowing PlaybackBuffer) -> Void = { left += $0.copyChannel(0); right += $0.copyChannel(1) }
         try tone.withUnsafeBufferPointer { try converter.process($0, collect) }
         try converter.flush(collect)
         #expect(left.count == Int(deviceRate))

@@ -100,8 +100,8 @@ struct ReplyPlayerTests {
         var out = [Float]()
         for part in parts {
             let converter = try PlaybackConverter(sourceRate: Double(part.rate))
-            try part.samples.withUnsafeBufferPointer { try converter.process($0) { out += $0.channel(0) } }
-            try converter.flush { out += $0.channel(0) }
+            try part.samples.withUnsafeBufferPointer { try converter.process($0) { out += $0.copyChannel(0) } }
+            try converter.flush { out += $0.copyChannel(0) }
         }
         return out
     }
@@ -155,7 +155,7 @@ struct PCMPlaybackConverterTests {
 
     static func run(_ converter: PCMPlaybackConverter, _ samples: [Int16], framesPerCall: Int) throws -> [[Float]] {
         var channels = [[Float]](repeating: [], count: converter.playerFormat.channelCount)
-        let collect: (PlaybackBuffer) -> Void = { buffer in for c in channels.indices { channels[c] += buffer.channel(c) } }
+        let collect: (borrowing PlaybackBuffer) -> Void = { buffer in for c in channels.indices { channels[c] += buffer.copyChannel(c) } }
         let step = framesPerCall * converter.sourceFormat.channelCount
         for start in stride(from: 0, to: samples.count, by: step) {
             try samples[start..<min(start + step, samples.count)].withUnsafeBytes { try converter.process($0, collect) }

@@ -45,7 +45,7 @@ struct ResamplerQualityTests {
         let format = try FormatGuard.validate(input.format)
         let converter = try CaptureConverter(input: format)
         var out = [Int16]()
-        let collect: (CaptureFrame) -> Void = { out.append(contentsOf: $0.samples) }
+        let collect: (borrowing CaptureFrame) -> Void = { out += $0.copySamples() }
         switch format.sampleType {
         case .float32:
             let samples = Signals.interleave([[Float]](repeating: signal.map(Float.init), count: format.channelCount))

@@ -101,11 +101,11 @@ struct ALSADeviceTests {
         var captured: [Int16] = []
         var bytes = [UInt8](repeating: 0, count: 1 << 16)
         while case let count = bytes.withUnsafeMutableBytes({ ring.read(into: $0, granularity: 4) }), count > 0 {
-            try bytes.withUnsafeBytes { try capture.process(UnsafeRawBufferPointer(rebasing: $0[0..<count])) { captured += $0.samples } }
+            try bytes.withUnsafeBytes { try capture.process(UnsafeRawBufferPointer(rebasing: $0[0..<count])) { captured += $0.copySamples() } }
         }
         let direct = try CaptureConverter(input: device.format)
         var expected: [Int16] = []
-        try (samples + [Int16](repeating: 0, count: (report.frames - frames) * 2)).withUnsafeBytes { try direct.process($0) { expected += $0.samples } }
+        try (samples + [Int16](repeating: 0, count: (report.frames - frames) * 2)).withUnsafeBytes { try direct.process($0) { expected += $0.copySamples() } }
         #expect(captured.count == expected.count && captured.count >= wanted / 3 - 512)
         #expect(captured == expected)
         #expect(captured[(frames / 3 + 100)...].allSatisfy { $0 == 0 }, "past the end of the file the capture is silence")
@@ -163,8 +163,8 @@ struct ALSADeviceTests {
         let wire = Signals.int16(Signals.sine(frequency: 440, amplitude: 0.5, sampleRate: 24_000, frames: 24_000))
         let converter = try PlaybackConverter(outputRate: 48_000, channelCount: 2)
         var left: [Float] = []
-        let collect: (PlaybackBuffer) throws -> Void = { buffer in
-            left += buffer.channel(0)
+        let collect: (borrowing PlaybackBuffer) throws -> Void = { buffer in
+            left += buffer.copyChannel(0)
             try device.play(buffer)
         }
         try wire.withUnsafeBufferPointer { try converter.process($0, collect) }

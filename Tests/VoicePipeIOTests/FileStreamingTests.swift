@@ -19,13 +19,13 @@ struct FileStreamingTests {
         let reader = try AudioFileReader(path: path)
         var fromFile = [Int16]()
         var progress = [Int]()
-        let ending = try CaptureConverter(input: reader.format).convert(reader, progress: { progress.append($0) }) { fromFile += $0.samples }
+        let ending = try CaptureConverter(input: reader.format).convert(reader, progress: { progress.append($0) }) { fromFile += $0.copySamples() }
         #expect(ending == .endOfFile)
         #expect(progress.last == 30_001 && progress == progress.sorted())
         var direct = [Int16]()
         let converter = try CaptureConverter(input: reader.format)
-        try samples.withUnsafeBufferPointer { try converter.process($0) { direct += $0.samples } }
-        try converter.flush { direct += $0.samples }
+        try samples.withUnsafeBufferPointer { try converter.process($0) { direct += $0.copySamples() } }
+        try converter.flush { direct += $0.copySamples() }
         #expect(fromFile == direct)
         #expect(fromFile.count == Int((30_001.0 * 16_000 / 44_100).rounded()))
     }
@@ -36,7 +36,7 @@ struct FileStreamingTests {
         let path = try directory.file("short.wav", Fixtures.wav(sampleRate: 16_000, channels: 1, declaredDataBytes: 40_000, payload: Fixtures.int16LE(samples)))
         let reader = try AudioFileReader(path: path)
         var out = [Int16]()
-        let ending = try CaptureConverter(input: reader.format).convert(reader) { out += $0.samples }
+        let ending = try CaptureConverter(input: reader.format).convert(reader) { out += $0.copySamples() }
         #expect(ending == .truncated(framesRead: 8_000, framesDeclared: 20_000))
         #expect(out == samples, "16 kHz mono Int16 in, the same samples out, the tail flushed")
     }

@@ -122,9 +122,9 @@ final class VoicePipeCapture: StreamContender {
     func process(_ chunk: UnsafeRawBufferPointer) {
         try! converter.process(chunk) { frame in
             if let recorder = self.recorder {
-                recorder.int16.append(contentsOf: frame.samples)
+                frame.withSamples { $0.withUnsafeBufferPointer { recorder.int16.append(contentsOf: $0) } }
             } else {
-                BlackHole.consume(frame.samples.count &+ frame.level.peak)
+                BlackHole.consume(frame.sampleCount &+ frame.level.peak)
             }
         }
     }
@@ -172,7 +172,7 @@ final class VoicePipePlayback: StreamContender {
         try! converter.process(samples) { buffer in
             self.produced += buffer.frameCount
             if let recorder = self.recorder {
-                recorder.float.append(contentsOf: buffer.channel(0))
+                buffer.withChannel(0) { $0.withUnsafeBufferPointer { recorder.float.append(contentsOf: $0) } }
             } else {
                 BlackHole.consume(buffer.frameCount)
             }

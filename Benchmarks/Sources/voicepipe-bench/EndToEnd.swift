@@ -98,8 +98,8 @@ enum EndToEndBenchmark {
         let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: readFrames * reader.format.bytesPerFrame, alignment: 16)
         let message = UnsafeMutableRawBufferPointer.allocate(byteCount: AudioChunkJSON.encodedCount(sampleCount: 1_600, sampleRate: 16_000) + 1, alignment: 16)
         var messages = 0
-        let deliver = { (frame: CaptureFrame) in
-            let count = AudioChunkJSON.encode(frame.samples, sampleRate: 16_000, into: message)
+        let deliver = { (frame: borrowing CaptureFrame) in
+            let count = frame.withSamples { AudioChunkJSON.encode($0, sampleRate: 16_000, into: message) }
             message[count] = UInt8(ascii: "\n")
             writer.write(UnsafeRawBufferPointer(rebasing: message[0...count]))
             messages += 1

@@ -46,9 +46,13 @@ public final class CaptureFileWriter {
 
     /// Writes one frame and counts it.
     /// - Throws: the writer's error; what was written before stays written.
-    public func write(_ frame: CaptureFrame) throws {
-        try audio?.write(frame.samples)
-        try lines?.appendAudioChunk(frame.samples, sampleRate: Int(Self.target.sampleRate))
+    public func write(_ frame: borrowing CaptureFrame) throws {
+        try frame.withSamples { samples in
+            try samples.withUnsafeBufferPointer { samples in
+                try audio?.write(samples)
+                try lines?.appendAudioChunk(samples, sampleRate: Int(Self.target.sampleRate))
+            }
+        }
         statistics.add(frame)
     }
 

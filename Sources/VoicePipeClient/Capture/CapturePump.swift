@@ -123,7 +123,7 @@ public final class CapturePump: @unchecked Sendable {
     /// - Throws: ``CapturePumpError/startFailed(_:)``; ``CapturePumpError/deviceLost(_:_:)``
     ///   after delivering everything captured before the failure; or what `deliver` throws (the
     ///   device is stopped first, and nothing more is delivered).
-    public func run(progress: (Int) -> Void = { _ in }, _ deliver: (CaptureFrame) throws -> Void) throws -> CapturePumpReport {
+    public func run(progress: (Int) -> Void = { _ in }, _ deliver: (borrowing CaptureFrame) throws -> Void) throws -> CapturePumpReport {
         if !started { try start() }
         defer { started = false }
         let bytesPerFrame = device.format.bytesPerFrame

@@ -4,8 +4,8 @@ import VoicePipeSession
 
 extension AudioFrame {
     /// Copies a converter's frame, which is valid only inside its callback.
-    public init(copying frame: CaptureFrame) {
-        self.init(samples: Array(frame.samples), level: frame.level)
+    public init(copying frame: borrowing CaptureFrame) {
+        self.init(samples: frame.copySamples(), level: frame.level)
     }
 }
 

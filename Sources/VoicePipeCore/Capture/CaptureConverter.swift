@@ -133,7 +133,7 @@ public final class CaptureConverter {
     /// - Parameter deliver: called for every completed frame, on this thread, before `process` returns.
     /// - Throws: ``CaptureConverterError/partialFrame(byteCount:bytesPerFrame:)`` (nothing consumed),
     ///   a resampler failure, or whatever `deliver` throws.
-    public func process(_ bytes: UnsafeRawBufferPointer, _ deliver: (CaptureFrame) throws -> Void) throws {
+    public func process(_ bytes: UnsafeRawBufferPointer, _ deliver: (borrowing CaptureFrame) throws -> Void) throws {
         let frameBytes = inputFormat.bytesPerFrame
         guard bytes.count % frameBytes == 0 else {
             throw CaptureConverterError.partialFrame(byteCount: bytes.count, bytesPerFrame: frameBytes)
@@ -152,7 +152,7 @@ public final class CaptureConverter {
     /// - Throws: ``CaptureConverterError/sampleTypeMismatch(expected:received:)`` or
     ///   ``CaptureConverterError/partialFrame(byteCount:bytesPerFrame:)`` (nothing consumed), a
     ///   resampler failure, or whatever `deliver` throws.
-    public func process<T: PCMSample>(_ samples: UnsafeBufferPointer<T>, _ deliver: (CaptureFrame) throws -> Void) throws {
+    public func process<T: PCMSample>(_ samples: UnsafeBufferPointer<T>, _ deliver: (borrowing CaptureFrame) throws -> Void) throws {
         guard T.sampleType == inputFormat.sampleType else {
             throw CaptureConverterError.sampleTypeMismatch(expected: inputFormat.sampleType, received: T.sampleType)
         }
@@ -165,7 +165,7 @@ public final class CaptureConverter {
 
     /// Ends the stream: drains the resampler and delivers the last, possibly partial, frame.
     /// The converter is then ready for a new stream.
-    public func flush(_ deliver: (CaptureFrame) throws -> Void) throws {
+    public func flush(_ deliver: (borrowing CaptureFrame) throws -> Void) throws {
         let count: Int
         do {
             count = try resampler.flush(into: UnsafeMutableBufferPointer(start: resampled, count: resampledCapacity))
@@ -195,7 +195,7 @@ public final class CaptureConverter {
         try builtIn._withUnsafeGuaranteedRef { resampler in Result { () throws(ResamplerError) in try body(resampler) } }.get()
     }
 
-    private func convert<T: PCMSample>(_ base: UnsafePointer<T>, frames: Int, _ deliver: (CaptureFrame) throws -> Void) throws {
+    private func convert<T: PCMSample>(_ base: UnsafePointer<T>, frames: Int, _ deliver: (borrowing CaptureFrame) throws -> Void) throws {
         let channels = inputFormat.channelCount
         let interleaved = inputFormat.isInterleaved || channels == 1
         let frameStride = interleaved ? channels : 1

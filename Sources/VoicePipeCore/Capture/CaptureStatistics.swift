@@ -17,9 +17,9 @@ public struct CaptureStatistics: Sendable, Hashable {
     public init() {}
 
     /// Counts one delivered frame.
-    public mutating func add(_ frame: CaptureFrame) {
+    public mutating func add(_ frame: borrowing CaptureFrame) {
         frames += 1
-        samples += frame.samples.count
+        samples += frame.sampleCount
         maxDBFS = max(maxDBFS, frame.level.dBFS)
         if frame.level.isDigitalSilence {
             silentFrames += 1

@@ -1,16 +1,42 @@
 /// One frame of capture output: 16 kHz mono Int16 samples and their level.
 ///
-/// `samples` points into the converter's own storage and is valid only during the callback that
-/// receives the frame; copy what you keep.
-public struct CaptureFrame {
-    /// The frame's samples (the frame length, or fewer for the last frame of a stream).
-    public let samples: UnsafeBufferPointer<Int16>
+/// A borrowed view of the converter's own storage, valid only during the callback that receives
+/// it, and the compiler holds you to that. The frame is `~Copyable` and callbacks borrow it, so
+/// keeping it does not compile: `let last = frame` is "'frame' is borrowed and cannot be
+/// consumed", an array of frames is "does not conform to protocol 'Copyable'". The `Span` that
+/// ``withSamples(_:)`` lends cannot leave its closure either ("lifetime-dependent variable
+/// escapes its scope"). Keep ``copySamples()`` or the level instead.
+public struct CaptureFrame: ~Copyable {
+    /// Samples in this frame (the frame length, or fewer for the last frame of a stream).
+    public let sampleCount: Int
     /// Peak, dBFS and digital-silence flag of this frame.
     public let level: PeakLevel
     /// Zero-based position of this frame in the stream.
     public let index: Int
     /// Output-sample index of the frame's first sample (divide by 16 000 for seconds).
     public let startSample: Int
+    @usableFromInline let base: UnsafePointer<Int16>
+
+    init(base: UnsafePointer<Int16>, sampleCount: Int, level: PeakLevel, index: Int, startSample: Int) {
+        self.base = base
+        self.sampleCount = sampleCount
+        self.level = level
+        self.index = index
+        self.startSample = startSample
+    }
+
+    /// Lends the frame's samples to `body` as a `Span`, which cannot outlive the call.
+    /// - Returns: what `body` returns.
+    /// - Throws: whatever `body` throws.
+    @inlinable
+    public func withSamples<Result, Failure: Error>(_ body: (Span<Int16>) throws(Failure) -> Result) throws(Failure) -> Result {
+        try body(Span(_unsafeStart: base, count: sampleCount))
+    }
+
+    /// An owned copy of the frame's samples, to keep after the callback.
+    public func copySamples() -> [Int16] {
+        Array(UnsafeBufferPointer(start: base, count: sampleCount))
+    }
 }
 
 /// Cuts a stream of Float32 samples into fixed-length Int16 frames with their peak level.
@@ -51,7 +77,7 @@ public final class FrameAssembler {
     public var framesDelivered: Int { nextIndex }
 
     /// Appends samples; calls `deliver` for every frame completed.
-    public func append(_ samples: UnsafeBufferPointer<Float>, _ deliver: (CaptureFrame) throws -> Void) rethrows {
+    public func append(_ samples: UnsafeBufferPointer<Float>, _ deliver: (borrowing CaptureFrame) throws -> Void) rethrows {
         guard let base = samples.baseAddress else { return }
         var offset = 0
         while offset < samples.count {
@@ -66,7 +92,7 @@ public final class FrameAssembler {
     }
 
     /// Delivers the partial frame, if any, and starts a new stream.
-    public func flush(_ deliver: (CaptureFrame) throws -> Void) rethrows {
+    public func flush(_ deliver: (borrowing CaptureFrame) throws -> Void) rethrows {
         if filled > 0 {
             try emit(deliver)
         }
@@ -80,11 +106,11 @@ public final class FrameAssembler {
         nextStart = 0
     }
 
-    private func emit(_ deliver: (CaptureFrame) throws -> Void) rethrows {
+    private func emit(_ deliver: (borrowing CaptureFrame) throws -> Void) rethrows {
         let count = filled
         kernels.convertToInt16(floatFrame, intFrame, count, peaks)
         let frame = CaptureFrame(
-            samples: UnsafeBufferPointer(start: intFrame, count: count),
+            base: intFrame, sampleCount: count,
             level: PeakLevel(peak: Int(peaks.pointee.output), floatPeak: peaks.pointee.input),
             index: nextIndex,
             startSample: nextStart)

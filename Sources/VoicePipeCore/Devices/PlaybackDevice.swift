@@ -14,7 +14,7 @@ public protocol PlaybackHardware: AnyObject {
     /// why this takes only a ``PlayerFormat`` (validated, Float32, deinterleaved).
     func start(_ format: PlayerFormat) throws(PlayerSinkError)
     /// Plays one buffer; blocks while the device's buffer is full.
-    func write(_ buffer: PlaybackBuffer) throws(PlayerSinkError)
+    func write(_ buffer: borrowing PlaybackBuffer) throws(PlayerSinkError)
     /// Plays out what is buffered, then stops the stream.
     func drain() throws(PlayerSinkError)
     /// Ends any stream and releases the device.
@@ -76,7 +76,7 @@ public final class PlaybackDevice: PlayerSink {
         started = true
     }
 
-    public func play(_ buffer: PlaybackBuffer) throws(PlayerSinkError) {
+    public func play(_ buffer: borrowing PlaybackBuffer) throws(PlayerSinkError) {
         guard started else { throw .notConnected }
         guard buffer.channelCount == format.channelCount else {
             throw .channelCountMismatch(expected: format.channelCount, received: buffer.channelCount)

@@ -49,7 +49,7 @@ public final class PCMPlaybackConverter {
     /// - Parameter deliver: called with each converted block, before `process` returns.
     /// - Throws: ``PlaybackConverterError/partialFrame(byteCount:bytesPerFrame:)`` for bytes that
     ///   are not whole frames (nothing is consumed), a resampler failure, or what `deliver` throws.
-    public func process(_ bytes: UnsafeRawBufferPointer, _ deliver: (PlaybackBuffer) throws -> Void) throws {
+    public func process(_ bytes: UnsafeRawBufferPointer, _ deliver: (borrowing PlaybackBuffer) throws -> Void) throws {
         let frameBytes = sourceFormat.bytesPerFrame
         guard bytes.count % frameBytes == 0 else {
             throw PlaybackConverterError.partialFrame(byteCount: bytes.count, bytesPerFrame: frameBytes)
@@ -65,7 +65,7 @@ public final class PCMPlaybackConverter {
     }
 
     /// Ends the stream: delivers the resamplers' tails (nothing when the rates are equal).
-    public func flush(_ deliver: (PlaybackBuffer) throws -> Void) throws {
+    public func flush(_ deliver: (borrowing PlaybackBuffer) throws -> Void) throws {
         guard !resamplers.isEmpty else { return }
         var produced = 0
         for (stream, resampler) in resamplers.enumerated() {
@@ -80,7 +80,7 @@ public final class PCMPlaybackConverter {
     }
 
     /// One block of at most ``blockFrames`` frames.
-    private func convert(_ base: UnsafeRawPointer, frames: Int, _ deliver: (PlaybackBuffer) throws -> Void) throws {
+    private func convert(_ base: UnsafeRawPointer, frames: Int, _ deliver: (borrowing PlaybackBuffer) throws -> Void) throws {
         var produced = frames
         for stream in 0..<(sameChannels ? channels : 1) {
             let mode: DownmixMode = sameChannels ? .channel(stream) : .average
@@ -95,7 +95,7 @@ public final class PCMPlaybackConverter {
     }
 
     /// Copies the mix to every player channel when the counts differ, and hands out the block.
-    private func emit(_ frames: Int, _ deliver: (PlaybackBuffer) throws -> Void) throws {
+    private func emit(_ frames: Int, _ deliver: (borrowing PlaybackBuffer) throws -> Void) throws {
         guard frames > 0 else { return }
         if !sameChannels {
             for channel in 1..<max(channels, 1) {

@@ -78,13 +78,13 @@ public final class PlaybackConverter {
     /// Converts Int16 samples (host order, already decoded from the wire's little-endian bytes).
     /// - Parameter deliver: called with each converted block, before `process` returns.
     /// - Throws: a ``PlaybackConverterError/resampler(_:)`` failure or whatever `deliver` throws.
-    public func process(_ samples: UnsafeBufferPointer<Int16>, _ deliver: (PlaybackBuffer) throws -> Void) throws {
+    public func process(_ samples: UnsafeBufferPointer<Int16>, _ deliver: (borrowing PlaybackBuffer) throws -> Void) throws {
         try process(samples, converterError: { $0 }, deliver)
     }
 
     /// ``process(_:_:)`` with typed errors: a converter failure is thrown as `converterError(error)`,
     /// so one error type carries both it and `deliver`'s failures whole.
-    public func process<E: Error>(_ samples: UnsafeBufferPointer<Int16>, converterError: (PlaybackConverterError) -> E, _ deliver: (PlaybackBuffer) throws(E) -> Void) throws(E) {
+    public func process<E: Error>(_ samples: UnsafeBufferPointer<Int16>, converterError: (PlaybackConverterError) -> E, _ deliver: (borrowing PlaybackBuffer) throws(E) -> Void) throws(E) {
         guard let base = samples.baseAddress else { return }
         var done = 0
         while done < samples.count {
@@ -107,13 +107,24 @@ public final class PlaybackConverter {
         }
     }
 
+    /// Converts Int16 samples held in an array, exactly as the pointer form does.
+    public func process(_ samples: [Int16], _ deliver: (borrowing PlaybackBuffer) throws -> Void) throws {
+        try samples.withUnsafeBufferPointer { try process($0, deliver) }
+    }
+
+    /// Converts Int16 samples lent as a `Span` (a ``CaptureFrame``'s, an array's), exactly as the
+    /// pointer form does.
+    public func process(_ samples: Span<Int16>, _ deliver: (borrowing PlaybackBuffer) throws -> Void) throws {
+        try samples.withUnsafeBufferPointer { try process($0, deliver) }
+    }
+
     /// Ends the stream: delivers the resampler's tail (nothing when there is no rate change).
-    public func flush(_ deliver: (PlaybackBuffer) throws -> Void) throws {
+    public func flush(_ deliver: (borrowing PlaybackBuffer) throws -> Void) throws {
         try flush(converterError: { $0 }, deliver)
     }
 
     /// ``flush(_:)`` with typed errors, as ``process(_:converterError:_:)``.
-    public func flush<E: Error>(converterError: (PlaybackConverterError) -> E, _ deliver: (PlaybackBuffer) throws(E) -> Void) throws(E) {
+    public func flush<E: Error>(converterError: (PlaybackConverterError) -> E, _ deliver: (borrowing PlaybackBuffer) throws(E) -> Void) throws(E) {
         guard let resampler else { return }
         let produced: Int
         do {
@@ -130,7 +141,7 @@ public final class PlaybackConverter {
     }
 
     /// Copies channel 0 to the other channels and hands out the block.
-    private func emit<E: Error>(frames: Int, _ deliver: (PlaybackBuffer) throws(E) -> Void) throws(E) {
+    private func emit<E: Error>(frames: Int, _ deliver: (borrowing PlaybackBuffer) throws(E) -> Void) throws(E) {
         guard frames > 0 else { return }
         for channel in 1..<max(outputFormat.channelCount, 1) {
             (planar + channel * planarStride).update(from: planar, count: frames)

@@ -149,7 +149,7 @@ public final class PlaybackQueue: @unchecked Sendable {
 
     /// Queues a buffer after everything already queued. Producer thread only.
     /// - Throws: ``PlaybackQueueError/full(frames:free:)`` (nothing queued) or a channel mismatch.
-    public func enqueue(_ buffer: PlaybackBuffer) throws(PlaybackQueueError) {
+    public func enqueue(_ buffer: borrowing PlaybackBuffer) throws(PlaybackQueueError) {
         guard buffer.channelCount == format.channelCount else {
             throw .channelCountMismatch(expected: format.channelCount, received: buffer.channelCount)
         }
@@ -159,7 +159,7 @@ public final class PlaybackQueue: @unchecked Sendable {
         let start = write % capacity
         let first = min(buffer.frameCount, capacity - start)
         for channel in 0..<format.channelCount {
-            guard let source = buffer.channel(channel).baseAddress else { continue }
+            let source = buffer.base + channel * buffer.channelStride
             let ring = storage + channel * capacity
             (ring + start).update(from: source, count: first)
             ring.update(from: source + first, count: buffer.frameCount - first)

@@ -77,7 +77,7 @@ public protocol PlayerSink: AnyObject {
     /// Prepares the sink for `format` (checked: Float32, deinterleaved).
     func connect(_ format: PlayerFormat) throws(PlayerSinkError)
     /// Plays one buffer of the connected format.
-    func play(_ buffer: PlaybackBuffer) throws(PlayerSinkError)
+    func play(_ buffer: borrowing PlaybackBuffer) throws(PlayerSinkError)
     /// Plays out what is buffered and ends the stream (a file is finished); the sink can be
     /// connected again.
     func disconnect() throws(PlayerSinkError)

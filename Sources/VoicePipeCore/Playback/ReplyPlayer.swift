@@ -212,7 +212,7 @@ public final class ReplyPlayer: @unchecked Sendable {
 
     /// Queues a buffer; while the queue is too full to take it, plays queued audio first (on the
     /// caller's thread) or waits for the render thread.
-    private func enqueue(_ buffer: PlaybackBuffer) throws(ReplyPlayerError) {
+    private func enqueue(_ buffer: borrowing PlaybackBuffer) throws(ReplyPlayerError) {
         while true {
             do {
                 try queue.enqueue(buffer)

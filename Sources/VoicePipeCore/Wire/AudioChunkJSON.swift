@@ -174,6 +174,27 @@ public enum AudioChunkJSON {
         }
     }
 
+    /// Writes the message for samples held in an array into `output`, exactly as the pointer form does.
+    public static func encode(_ samples: [Int16], sampleRate: Int, into output: UnsafeMutableRawBufferPointer) -> Int {
+        samples.withUnsafeBufferPointer { encode($0, sampleRate: sampleRate, into: output) }
+    }
+
+    /// Writes the message for samples lent as a `Span` (a ``CaptureFrame``'s, an array's) into
+    /// `output`, exactly as the pointer form does.
+    public static func encode(_ samples: Span<Int16>, sampleRate: Int, into output: UnsafeMutableRawBufferPointer) -> Int {
+        samples.withUnsafeBufferPointer { encode($0, sampleRate: sampleRate, into: output) }
+    }
+
+    /// The message for samples held in an array, as a `String`, exactly as the pointer form writes it.
+    public static func encode(_ samples: [Int16], sampleRate: Int) -> String {
+        samples.withUnsafeBufferPointer { encode($0, sampleRate: sampleRate) }
+    }
+
+    /// The message for samples lent as a `Span`, as a `String`, exactly as the pointer form writes it.
+    public static func encode(_ samples: Span<Int16>, sampleRate: Int) -> String {
+        samples.withUnsafeBufferPointer { encode($0, sampleRate: sampleRate) }
+    }
+
     /// The `data` string of an `audio.chunk` for `samples`: base64 of the samples in little-endian
     /// order on every host, as the fast path writes it.
     ///

@@ -68,17 +68,26 @@ public final class ALSAPlayback: PlaybackHardware {
         guard prepared == 0 else { throw Self.failure("'\(name)' could not prepare its stream", prepared) }
     }
 
-    public func write(_ buffer: PlaybackBuffer) throws(PlayerSinkError) {
+    public func write(_ buffer: borrowing PlaybackBuffer) throws(PlayerSinkError) {
         guard !pcm.isClosed else { throw .notConnected }
         guard buffer.channelCount == reportedFormat.channelCount else {
             throw .channelCountMismatch(expected: reportedFormat.channelCount, received: buffer.channelCount)
         }
+        let (frameCount, channelCount) = (buffer.frameCount, buffer.channelCount)
+        try buffer.withUnsafeLayout { base, channelStride throws(PlayerSinkError) in
+            try write(base, channelStride: channelStride, frameCount: frameCount, channelCount: channelCount)
+        }
+    }
+
+    /// Writes `frameCount` frames of `channelCount` runs `channelStride` samples apart, recovering
+    /// from underruns and suspends.
+    private func write(_ base: UnsafePointer<Float>, channelStride: Int, frameCount: Int, channelCount: Int) throws(PlayerSinkError) {
         var written = 0
-        while written < buffer.frameCount {
-            for channel in 0..<buffer.channelCount {
-                channelPointers[channel] = buffer.channel(channel).baseAddress.map { UnsafeMutableRawPointer(mutating: $0 + written) }
+        while written < frameCount {
+            for channel in 0..<channelCount {
+                channelPointers[channel] = UnsafeMutableRawPointer(mutating: base + channel * channelStride + written)
             }
-            let result = snd_pcm_writen(pcm.handle, channelPointers, snd_pcm_uframes_t(buffer.frameCount - written))
+            let result = snd_pcm_writen(pcm.handle, channelPointers, snd_pcm_uframes_t(frameCount - written))
             if result >= 0 {
                 written += Int(result)
                 continue
