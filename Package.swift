@@ -83,9 +83,10 @@ let package = Package(
         // CSndFile lets the tests write AIFF, FLAC and Ogg fixtures with libsndfile itself.
         .testTarget(name: "VoicePipeIOTests", dependencies: ["VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport", "AllocationCounting", "CSndFile"]),
         .testTarget(name: "VoicePipeSessionTests", dependencies: ["VoicePipeSession", "VoicePipeCore", "VoicePipeTestSupport"]),
+        .testTarget(name: "VoicePipeProtocolsTests", dependencies: ["VoicePipeProtocols", "VoicePipeSession", "VoicePipeCore", "VoicePipeTestSupport"]),
         // Fixtures: the AWS SigV4 test suite's vectors. Scripts run from the source tree (the
         // botocore agreement test), so they are no resources.
-        .testTarget(name: "VoicePipeClientTests", dependencies: ["VoicePipeClient", "VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport"],
+        .testTarget(name: "VoicePipeClientTests", dependencies: ["VoicePipeClient", "VoicePipeProtocols", "VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport"],
                     exclude: ["Scripts"], resources: [.copy("Fixtures")]),
         // Runs the built `voicepipe` binary; depending on the executable makes `swift test` build it.
         // CSndFile names the formats of the libsndfile-written fixtures.
