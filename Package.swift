@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "VoicePipeCore", targets: ["VoicePipeCore"]),
         .library(name: "VoicePipeIO", targets: ["VoicePipeIO"]),
         .library(name: "VoicePipeSession", targets: ["VoicePipeSession"]),
+        .library(name: "VoicePipeProtocols", targets: ["VoicePipeProtocols"]),
         .library(name: "VoicePipeClient", targets: ["VoicePipeClient"]),
         .executable(name: "voicepipe", targets: ["voicepipe"]),
         // For tests and the benchmark package: signal generators, dB measurement, fakes. (The
@@ -41,10 +42,15 @@ let package = Package(
         // state machine. Core only: no Foundation, no clock, no I/O.
         .target(name: "VoicePipeSession", dependencies: ["VoicePipeCore"]),
 
+        // The pure halves of the protocols the client speaks: the embedded runtime's state machine,
+        // joining WebSocket fragments, and SigV4's request building (the hashes are passed in).
+        // Core and Session only: no Foundation, no C modules, no clock, no I/O.
+        .target(name: "VoicePipeProtocols", dependencies: ["VoicePipeCore", "VoicePipeSession"]),
+
         // The effectful half: the capture pump (device tap -> ring -> converter thread), JSON Lines
-        // on descriptors, the transports (JSON Lines, WebSocket), SigV4 signing, and the session
-        // driver built on them.
-        .target(name: "VoicePipeClient", dependencies: ["VoicePipeCore", "VoicePipeIO", "VoicePipeSession", "CWebSockets", "CCrypto"]),
+        // on descriptors, the transports (JSON Lines, WebSocket), SigV4's hashes through libcrypto,
+        // credentials and the clock, and the session driver built on them.
+        .target(name: "VoicePipeClient", dependencies: ["VoicePipeCore", "VoicePipeIO", "VoicePipeSession", "VoicePipeProtocols", "CWebSockets", "CCrypto"]),
 
         // The command-line tool: argument handling and printing over the modules above.
         .executableTarget(name: "voicepipe", dependencies: ["VoicePipeCore", "VoicePipeIO", "VoicePipeSession", "VoicePipeClient"]),
@@ -77,9 +83,10 @@ let package = Package(
         // CSndFile lets the tests write AIFF, FLAC and Ogg fixtures with libsndfile itself.
         .testTarget(name: "VoicePipeIOTests", dependencies: ["VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport", "AllocationCounting", "CSndFile"]),
         .testTarget(name: "VoicePipeSessionTests", dependencies: ["VoicePipeSession", "VoicePipeCore", "VoicePipeTestSupport"]),
+        .testTarget(name: "VoicePipeProtocolsTests", dependencies: ["VoicePipeProtocols", "VoicePipeSession", "VoicePipeCore", "VoicePipeTestSupport"]),
         // Fixtures: the AWS SigV4 test suite's vectors. Scripts run from the source tree (the
         // botocore agreement test), so they are no resources.
-        .testTarget(name: "VoicePipeClientTests", dependencies: ["VoicePipeClient", "VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport"],
+        .testTarget(name: "VoicePipeClientTests", dependencies: ["VoicePipeClient", "VoicePipeProtocols", "VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport"],
                     exclude: ["Scripts"], resources: [.copy("Fixtures")]),
         // Runs the built `voicepipe` binary; depending on the executable makes `swift test` build it.
         // CSndFile names the formats of the libsndfile-written fixtures.

@@ -3,6 +3,7 @@ import Glibc
 import Testing
 import VoicePipeClient
 import VoicePipeCore
+import VoicePipeSession
 import VoicePipeTestSupport
 
 /// JSON Lines on a pair of descriptors, the far end driven by the test: exact bytes out, every

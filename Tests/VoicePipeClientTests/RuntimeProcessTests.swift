@@ -3,6 +3,7 @@ import Glibc
 import Testing
 import VoicePipeClient
 import VoicePipeCore
+import VoicePipeSession
 import VoicePipeTestSupport
 
 /// A runtime started as `/bin/sh -c COMMAND`: messages both ways through its standard streams,

@@ -1,5 +1,6 @@
 import Testing
 import VoicePipeClient
+import VoicePipeSession
 
 /// The events every transport delivers: a reader that is cancelled while it waits stops waiting
 /// and takes nothing, so a session driver's task can be cancelled and another can read on.

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import VoicePipeCore
+import VoicePipeProtocols
 import VoicePipeSession
 
 /// A voice runtime inside the process: it serves the runtime end of an ``InMemoryTransport``

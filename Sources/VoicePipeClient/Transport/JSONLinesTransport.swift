@@ -4,6 +4,7 @@ import Glibc
 import Synchronization
 import VoicePipeCore
 import VoicePipeIO
+import VoicePipeSession
 
 /// A session transport over JSON Lines: one message per line on a pair of descriptors (pipes, a
 /// socket, standard input and output) or on a runtime subprocess's standard streams.

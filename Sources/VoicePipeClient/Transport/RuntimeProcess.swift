@@ -4,6 +4,7 @@ import Glibc
 import Synchronization
 import VoicePipeCore
 import VoicePipeIO
+import VoicePipeSession
 
 /// A voice runtime started as a child process, `/bin/sh -c COMMAND`, talking JSON Lines on its
 /// standard input and output: what ``JSONLinesTransport/launching(_:standardError:exitGrace:terminationGrace:maximumMessageLength:backlogLimit:flushTimeout:)``

@@ -1,4 +1,4 @@
-import VoicePipeCore
+import VoicePipeSession
 
 /// How a session reaches its runtime: text messages out, events in.
 ///
@@ -60,71 +60,5 @@ public struct OutboundMessage: Sendable, Hashable {
     public init(text: String, tag: Int? = nil) {
         self.text = text
         self.tag = tag
-    }
-}
-
-/// What a transport observes.
-public enum TransportEvent: Sendable, Hashable {
-    /// The connection is up (the runtime process started, the handshake completed): messages may be sent.
-    case opened
-    /// One received message, as text.
-    case message(String)
-    /// A received message longer than the transport accepts; its bytes were skipped, not buffered.
-    case oversizedMessage(bytes: Int, limit: Int)
-    /// The transport closed, and why; nothing follows.
-    case closed(TransportCloseReason)
-}
-
-/// Why a transport closed.
-public enum TransportCloseReason: Sendable, Hashable, CustomStringConvertible {
-    /// This side called ``SessionTransport/close()``.
-    case closedByClient
-    /// The runtime ended the connection (end of its output, a close frame, the process exiting),
-    /// with what it said or how it ended, when known, as a whole sentence ("the runtime exited
-    /// with status 3"), which is then the description.
-    case closedByRuntime(String?)
-    /// The connection could not be made or failed: a sentence saying what happened, and the
-    /// failing call's code where one failed.
-    case failed(String, code: SystemErrorCode?)
-
-    /// True when the runtime or this side ended the connection on purpose.
-    public var isOrderly: Bool {
-        switch self {
-        case .closedByClient, .closedByRuntime: true
-        case .failed: false
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case .closedByClient:
-            "closed by the client"
-        case .closedByRuntime(let detail):
-            detail ?? "the runtime closed the connection"
-        case .failed(let sentence, let code):
-            sentence + (code.map { ": \($0.messageInSentence)" } ?? "")
-        }
-    }
-}
-
-/// Why a message could not be sent.
-public enum TransportError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The transport has not opened yet.
-    case notOpen
-    /// The transport closed; nothing more can be sent.
-    case closed(TransportCloseReason)
-    /// The backlog holds `bytes` (the message would take it past `limit`): the runtime is not
-    /// reading as fast as the session sends.
-    case backlogFull(bytes: Int, limit: Int)
-
-    public var description: String {
-        switch self {
-        case .notOpen:
-            "the transport is not open yet"
-        case .closed(let reason):
-            "the transport is closed (\(reason))"
-        case .backlogFull(let bytes, let limit):
-            "the runtime is not reading as fast as the session sends: \(bytes) bytes are waiting (limit \(limit))"
-        }
     }
 }

@@ -1,5 +1,6 @@
 import Synchronization
 import VoicePipeCore
+import VoicePipeSession
 
 /// The receiving half every transport shares: events pushed from any thread, read in order either
 /// through one `AsyncStream` or by a handler the queue calls (one or the other), finished after

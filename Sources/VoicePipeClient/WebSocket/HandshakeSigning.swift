@@ -1,3 +1,5 @@
+import VoicePipeProtocols
+
 /// SigV4 for a WebSocket's opening request: AWS runtimes (Bedrock AgentCore) accept a handshake
 /// signed either in its query string or in its headers.
 public struct HandshakeSigning: Sendable {

@@ -1,3 +1,5 @@
+import VoicePipeProtocols
+
 /// Makes the WebSocket transport for each connection of a session: the first, and a fresh one
 /// for every rotation, with its handshake signed anew at the moment it connects.
 public struct WebSocketConnector: Sendable {

@@ -2,6 +2,8 @@ import CWebSockets
 import Glibc
 import Synchronization
 import VoicePipeCore
+import VoicePipeProtocols
+import VoicePipeSession
 
 /// A session transport over a WebSocket (`ws://` or `wss://`), on libwebsockets: one JSON text
 /// message per WebSocket text message.

@@ -1,5 +1,5 @@
 import Testing
-@testable import VoicePipeClient
+import VoicePipeProtocols
 
 /// Joining WebSocket fragments into messages: what the transport delivers does not depend on how
 /// the server (or the network) cut a message, a message over the limit is counted, not kept, and a

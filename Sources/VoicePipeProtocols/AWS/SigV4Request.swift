@@ -82,10 +82,11 @@ public struct SigV4Request: Sendable, CustomStringConvertible, CustomDebugString
 }
 
 /// SigV4's percent-encoding: RFC 3986's unreserved characters (`A-Z a-z 0-9 - _ . ~`) stay,
-/// every other byte of the UTF-8 becomes `%XX` in upper-case hex (a space is `%20`).
-enum SigV4Encoding {
+/// every other byte of the UTF-8 becomes `%XX` in upper-case hex (a space is `%20`); and the
+/// lower-case hex that digests are written in.
+package enum SigV4Encoding {
     /// `text` encoded, each byte in `kept` left alone besides the unreserved ones.
-    static func encode(_ text: some StringProtocol, keeping kept: UInt8? = nil) -> String {
+    package static func encode(_ text: some StringProtocol, keeping kept: UInt8? = nil) -> String {
         let hexDigits = Array("0123456789ABCDEF".utf8)
         var bytes = [UInt8]()
         bytes.reserveCapacity(text.utf8.count)
@@ -99,7 +100,7 @@ enum SigV4Encoding {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    static func isUnreserved(_ byte: UInt8) -> Bool {
+    package static func isUnreserved(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
              UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
@@ -110,13 +111,13 @@ enum SigV4Encoding {
     }
 
     /// A query component decoded: `+` is a space, `%XX` its byte, a `%` without two hex digits kept.
-    static func decode(_ text: some StringProtocol) -> String {
+    package static func decode(_ text: some StringProtocol) -> String {
         String(decoding: percentDecoded(text, plusIsSpace: true), as: UTF8.self)
     }
 
     /// The bytes of a percent-encoded text (`%41` → `A`); a `%` not followed by two hex digits
     /// stays, and `+` becomes a space when `plusIsSpace` (a query, not a URL's user information).
-    static func percentDecoded(_ text: some StringProtocol, plusIsSpace: Bool) -> [UInt8] {
+    package static func percentDecoded(_ text: some StringProtocol, plusIsSpace: Bool) -> [UInt8] {
         let input = Array(text.utf8)
         var bytes = [UInt8]()
         bytes.reserveCapacity(input.count)
@@ -132,6 +133,18 @@ enum SigV4Encoding {
             index += 1
         }
         return bytes
+    }
+
+    /// `bytes` as lower-case hexadecimal, two digits a byte.
+    package static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text = [UInt8]()
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {

@@ -1,6 +1,6 @@
 import Testing
-import VoicePipeClient
 import VoicePipeCore
+import VoicePipeProtocols
 import VoicePipeSession
 import VoicePipeTestSupport
 

@@ -10,9 +10,9 @@
 ///  take("{\"ty", final: false) -> nil
 ///  take("pe\":…}", final: true) -> .message("{\"type\":…}")
 /// ```
-struct WebSocketMessageAssembler {
+public struct WebSocketMessageAssembler {
     /// What a piece of payload completed.
-    enum Outcome: Sendable, Hashable {
+    public enum Outcome: Sendable, Hashable {
         /// A whole text message, valid UTF-8.
         case message(String)
         /// A text message longer than the limit; its `bytes` were counted, not kept.
@@ -24,13 +24,13 @@ struct WebSocketMessageAssembler {
     }
 
     /// The most bytes one message may have.
-    let limit: Int
+    public let limit: Int
     /// The message being joined, while it fits within the limit.
     private var assembling: [UInt8] = []
     /// The bytes seen of a message that outgrew the limit, until its last piece.
     private var skippedBytes: Int?
 
-    init(limit: Int) {
+    public init(limit: Int) {
         self.limit = limit
     }
 
@@ -40,7 +40,7 @@ struct WebSocketMessageAssembler {
     ///   - isFinal: whether it ends its message (last fragment, nothing of the frame left to come).
     ///   - isBinary: whether its message is binary; the message is then dropped.
     /// - Returns: the completed message's outcome, or nil while a message is still incomplete.
-    mutating func take(_ bytes: UnsafeRawBufferPointer, isFinal: Bool, isBinary: Bool) -> Outcome? {
+    public mutating func take(_ bytes: UnsafeRawBufferPointer, isFinal: Bool, isBinary: Bool) -> Outcome? {
         if isBinary {
             startNextMessage()
             return .binary
@@ -69,7 +69,7 @@ struct WebSocketMessageAssembler {
     }
 
     /// Forgets any partial message (a large buffer is released, a small one kept for reuse).
-    mutating func startNextMessage() {
+    public mutating func startNextMessage() {
         skippedBytes = nil
         assembling.removeAll(keepingCapacity: assembling.capacity <= 1 << 16)
     }

@@ -1,9 +1,8 @@
-import Glibc
-
 /// The moment a request is signed, as SigV4 writes it: `20150830T123600Z` for the request and
 /// `20150830` for the credential scope, both in UTC.
 ///
-/// Built from Unix seconds, so signing never reads a clock itself; ``now()`` reads the system's.
+/// Built from Unix seconds, so signing never reads a clock itself; `SigV4Timestamp.now()` in
+/// `VoicePipeClient` reads the system's.
 /// Implementation notes: the calendar date comes from the day count by the Gregorian rules, with
 /// integers alone: whole 400-year cycles of 146 097 days, then at most 400 years and 12 months.
 public struct SigV4Timestamp: Sendable, Hashable, CustomStringConvertible {
@@ -27,15 +26,6 @@ public struct SigV4Timestamp: Sendable, Hashable, CustomStringConvertible {
         let (year, month, day) = Self.civilDate(daysSince1970: days)
         dateTime = Self.digits(year, 4) + Self.digits(month, 2) + Self.digits(day, 2) + "T"
             + Self.digits(second / 3_600, 2) + Self.digits(second / 60 % 60, 2) + Self.digits(second % 60, 2) + "Z"
-    }
-
-    /// The system clock's current second.
-    /// - Throws: ``AWSConfigurationError/timeOutOfRange(unixSeconds:)`` when the clock is set
-    ///   before 1970 or after 9999.
-    public static func now() throws(AWSConfigurationError) -> SigV4Timestamp {
-        var time = timespec()
-        clock_gettime(CLOCK_REALTIME, &time)
-        return try SigV4Timestamp(unixSeconds: Int64(time.tv_sec))
     }
 
     public var description: String { dateTime }

@@ -1,4 +1,3 @@
-import Foundation
 import VoicePipeCore
 import VoicePipeSession
 
@@ -96,11 +95,13 @@ enum RuntimeWording {
         return (value * scale).rounded() / scale
     }
 
-    /// A string value of the session context, trimmed; nil when absent, empty or not a string.
+    /// A string value of the session context without white space or line breaks at either end;
+    /// nil when absent, empty or not a string.
     static func contextString(_ context: JSONObject, _ key: String) -> String? {
         guard case .string(let text)? = context[key] else { return nil }
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        return trimmed.isEmpty ? nil : trimmed
+        guard let first = text.firstIndex(where: { !$0.isWhitespace }),
+              let last = text.lastIndex(where: { !$0.isWhitespace }) else { return nil }
+        return String(text[first...last])
     }
 
     /// Text shown as written inside Markdown: the characters that could start markup escaped,
@@ -148,15 +149,15 @@ enum TypedTurnTone {
     static func make(sampleRate: Int) -> [Int16] {
         let toneFrames = Int((toneDuration.seconds * Double(sampleRate)).rounded())
         let rampFrames = Int((rampDuration.seconds * Double(sampleRate)).rounded())
-        let amplitude = pow(10, levelDBFS / 20)
+        let amplitude = Elementary.exp(levelDBFS / 20 * Elementary.log(10))
         var out: [Int16] = []
         out.reserveCapacity(toneFrames * frequencies.count)
         for frequency in frequencies {
             let omega = 2 * Double.pi * frequency / Double(sampleRate)
             for n in 0..<toneFrames {
                 let edge = min(n, toneFrames - 1 - n)
-                let gain = edge < rampFrames ? 0.5 - 0.5 * cos(Double.pi * Double(edge) / Double(rampFrames)) : 1
-                out.append(SampleConversion.int16(Float(amplitude * gain * sin(omega * Double(n)))))
+                let gain = edge < rampFrames ? 0.5 - 0.5 * Elementary.cos(Double.pi * Double(edge) / Double(rampFrames)) : 1
+                out.append(SampleConversion.int16(Float(amplitude * gain * Elementary.sin(omega * Double(n)))))
             }
         }
         return out

@@ -2,8 +2,10 @@
 /// in the query string (``presign(_:credentials:at:expires:)``, as botocore's `SigV4QueryAuth`
 /// does) or in headers (``signWithHeaders(_:credentials:at:)``, as botocore's `SigV4Auth` does).
 ///
-/// Signing is a pure function of the request, the credentials and the time. The steps are public
-/// so that tests can compare each with published vectors:
+/// Signing is a pure function of the request, the credentials and the time; SHA-256 and
+/// HMAC-SHA256 come from the ``SigV4Hashing`` it is made with (`VoicePipeClient`'s
+/// `SigV4Signer(region:service:)` uses libcrypto's). The steps are public so that tests can
+/// compare each with published vectors:
 ///
 /// ```
 /// request ──canonicalRequest(of:)──▶ canonical request
@@ -21,6 +23,8 @@ public struct SigV4Signer: Sendable, Hashable {
     public let region: String
     /// The service in the credential scope: `bedrock-agentcore`.
     public let service: String
+    /// Where SHA-256 and HMAC-SHA256 come from.
+    public let hashing: any SigV4Hashing
 
     /// The service Amazon Bedrock AgentCore runtimes are signed for.
     public static let defaultService = "bedrock-agentcore"
@@ -29,10 +33,10 @@ public struct SigV4Signer: Sendable, Hashable {
     /// The longest SigV4 allows a presigned request to stay valid: 7 days, in seconds.
     public static let maximumExpires = 604_800
 
-    /// A signer for `region` and `service`.
+    /// A signer for `region` and `service` that hashes with `hashing`.
     /// - Throws: ``AWSConfigurationError/invalidScope(name:value:)`` when either is empty or has
     ///   characters other than letters, digits, `-`, `_` and `.` (a `/` would break the scope).
-    public init(region: String, service: String = SigV4Signer.defaultService) throws(AWSConfigurationError) {
+    public init(region: String, service: String = SigV4Signer.defaultService, hashing: any SigV4Hashing) throws(AWSConfigurationError) {
         for (name, value) in [("region", region), ("service", service)] {
             guard !value.isEmpty, value.utf8.allSatisfy(SigV4Encoding.isUnreserved), !value.contains("~") else {
                 throw .invalidScope(name: name, value: value)
@@ -40,6 +44,19 @@ public struct SigV4Signer: Sendable, Hashable {
         }
         self.region = region
         self.service = service
+        self.hashing = hashing
+    }
+
+    /// Equal when they sign for the same region and service with the same kind of hashing.
+    public static func == (left: SigV4Signer, right: SigV4Signer) -> Bool {
+        left.region == right.region && left.service == right.service
+            && ObjectIdentifier(type(of: left.hashing)) == ObjectIdentifier(type(of: right.hashing))
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(region)
+        hasher.combine(service)
+        hasher.combine(ObjectIdentifier(type(of: hashing)))
     }
 
     // MARK: Signing
@@ -155,7 +172,7 @@ public struct SigV4Signer: Sendable, Hashable {
     /// The string to sign: the algorithm, the time, the credential scope and the hex SHA-256 of
     /// the canonical request, one a line.
     public func stringToSign(canonicalRequest: String, at time: SigV4Timestamp) -> String {
-        let hash = SigV4Crypto.hex(SigV4Crypto.sha256(Array(canonicalRequest.utf8)))
+        let hash = SigV4Encoding.hex(hashing.sha256(Array(canonicalRequest.utf8)))
         return Self.algorithm + "\n" + time.dateTime + "\n" + credentialScope(at: time) + "\n" + hash
     }
 
@@ -164,14 +181,14 @@ public struct SigV4Signer: Sendable, Hashable {
     public func signingKey(secretAccessKey: String, at time: SigV4Timestamp) -> [UInt8] {
         var key = Array(("AWS4" + secretAccessKey).utf8)
         for part in [time.date, region, service, "aws4_request"] {
-            key = SigV4Crypto.hmacSHA256(key: key, message: Array(part.utf8))
+            key = hashing.hmacSHA256(key: key, message: Array(part.utf8))
         }
         return key
     }
 
     /// The signature: HMAC-SHA256 of the string to sign under the signing key, in lower-case hex.
     public func signature(stringToSign: String, signingKey: [UInt8]) -> String {
-        SigV4Crypto.hex(SigV4Crypto.hmacSHA256(key: signingKey, message: Array(stringToSign.utf8)))
+        SigV4Encoding.hex(hashing.hmacSHA256(key: signingKey, message: Array(stringToSign.utf8)))
     }
 
     /// The canonical URI of a path on the wire, as botocore makes it for services other than S3.
@@ -182,8 +199,9 @@ public struct SigV4Signer: Sendable, Hashable {
     // MARK: Internals
 
     static let algorithm = "AWS4-HMAC-SHA256"
-    /// The SHA-256 of no bytes, the payload hash of a request without a body.
-    static let emptyPayloadHash = SigV4Crypto.hex(SigV4Crypto.sha256([]))
+    /// The SHA-256 of no bytes, the payload hash of a request without a body (a test checks it
+    /// against libcrypto's).
+    package static let emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
     private static let queryParameterNames: Set<String> = [
         "X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Date", "X-Amz-Expires", "X-Amz-SignedHeaders", "X-Amz-Security-Token", "X-Amz-Signature",
     ]
