@@ -50,14 +50,15 @@ struct VoiceSessionTests {
         return nil
     }
 
-    /// Plays the runtime for a session typing "hello": once the text has gone out, the clock moves
-    /// to 1 s and the runtime answers with a transcript line and ends the session. Returns every
-    /// update the session gave, up to the end of its sequence.
+    /// Plays the runtime for a session typing "hello": once the turn waits for its reply and the
+    /// driver is idle, the clock moves to 1 s and the runtime answers with a transcript line and
+    /// ends the session. Returns every update the session gave, up to the end of its sequence.
     static func answerHello(_ updates: AsyncStream<SessionUpdate>, runtime: InMemoryTransport, clock: ManualSessionClock) async throws -> [SessionUpdate] {
         var seen: [SessionUpdate] = []
         for await update in updates {
             seen.append(update)
-            if case .sent(.textInput) = update.event {
+            if update.event.enteredState == .thinking {
+                clock.settle()
                 clock.advance(to: .seconds(1))
                 try runtime.send(WireCodec.encode(.transcript(role: .assistant, text: "hi there", isFinal: true)))
                 try runtime.send(WireCodec.encode(.sessionEnded(reason: "bye")))
@@ -147,6 +148,27 @@ struct VoiceSessionTests {
         #expect(report.endedCleanly)
         #expect(report.closeReason == .closedByClient)
         #expect(SessionError.cancelled(report: report).description == "the session was cancelled: it sent session.end and stopped")
+    }
+
+    @Test func runInATaskCancelledBeforeItStartsAbandonsTheConnectionAndKeepsTheTypedText() async throws {
+        let (client, runtime) = InMemoryTransport.pair()
+        let session = VoiceSession(options: Self.options(texts: ["hello"]), transport: client, clock: ManualSessionClock(),
+                                   capture: .none, output: DiscardedReplyOutput())
+        let running = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await Self.outcome(of: session)
+        }
+        guard case .failure(.cancelled(let report)) = await running.value else {
+            Issue.record("run() did not throw SessionError.cancelled")
+            return
+        }
+        // Ended while connecting, as end() does then: nothing was sent, the text still waits.
+        #expect(Self.received(by: runtime).isEmpty)
+        #expect(report.machine.state == .disconnected)
+        #expect(report.machine.pendingTexts.map(\.text) == ["hello"])
+        var updates: [SessionEvent] = []
+        for await update in session.events { updates.append(update.event) }
+        #expect(updates.compactMap(\.enteredState) == [.connecting, .disconnected])
     }
 
     @Test func aRuntimeErrorMessageMakesRunThrowTheFailureWithTheReport() async throws {

@@ -23,7 +23,7 @@ extension SessionEvent {
         return nil
     }
 
-    /// Why the session failed, when this event is its entering `error`.
+    /// Why the session failed, when this event is the session entering `error`.
     public var failure: SessionFailure? {
         if case .error(let failure) = enteredState { return failure }
         return nil

@@ -65,14 +65,14 @@ public enum SessionError: Error, Sendable, CustomStringConvertible {
 /// ```
 ///
 /// ```
-///  run() caller ──await──┐                      ┌─▶ events (AsyncStream, unbounded buffer)
-///  task cancelled ─▶ end │  "voicepipe session" │
-///  type, end, … ─────────┼─▶ thread: driver.run() ──▶ report ─▶ resumes the caller
-///                        └──────────────────────┘
+///  type, end, escalation ─────────▶ ┌────────────────────────────┐ ──▶ events (AsyncStream,
+///  task cancelled ─▶ end ─────────▶ │ thread "voicepipe session" │     unbounded buffer)
+///  try await run() ── suspended ──▶ │ SessionDriver.run()        │ ──▶ report: run() resumes
+///                                   └────────────────────────────┘
 /// ```
 ///
-/// The driver blocks on its inbox until the session ends, so it never runs on the cooperative
-/// pool. Events go through an unbounded buffer: the driver (which also carries out the audio)
+/// The driver blocks on its inbox until the session ends, so it runs on a thread of its own, never
+/// on the cooperative pool. Events go through an unbounded buffer: the driver (which also carries out the audio)
 /// never waits for a slow consumer and no event is lost. What a consumer has not read yet is held
 /// in memory (a session nobody reads keeps all its events until it is freed), so read ``events``
 /// while the session runs.
@@ -112,8 +112,8 @@ public final class VoiceSession: Sendable {
     /// - Returns: the report of a session that ended cleanly or by timeout of the end wait
     ///   (``SessionReport/endedCleanly`` tells which).
     /// - Throws: ``SessionError/failed(_:report:)`` when the session ended in `error`;
-    ///   ``SessionError/cancelled(report:)`` when the task was cancelled before the session ended
-    ///   (whatever state it ended in); ``SessionError/alreadyRun`` on a second call.
+    ///   ``SessionError/cancelled(report:)`` when the awaiting task was cancelled (the report says
+    ///   how the session then ended); ``SessionError/alreadyRun`` on a second call.
     public func run() async throws(SessionError) -> SessionReport {
         guard started.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { throw .alreadyRun }
         let (driver, events) = (self.driver, continuation)
