@@ -109,9 +109,9 @@ public final class VoiceSession: Sendable {
     ///
     /// Cancelling the task that awaits this ends the session as ``end()`` does: `session.end`,
     /// then the bounded wait for `session.ended`, then the transport closes.
-    /// - Returns: the report of a session that ended cleanly or by timeout of the end wait
-    ///   (``SessionReport/endedCleanly`` tells which).
-    /// - Throws: ``SessionError/failed(_:report:)`` when the session ended in `error`;
+    /// - Returns: the report of a session that ended cleanly (``SessionReport/endedCleanly``).
+    /// - Throws: ``SessionError/failed(_:report:)`` when the session ended in `error` (a timeout,
+    ///   the end wait's included, the runtime's `error`, a lost connection);
     ///   ``SessionError/cancelled(report:)`` when the awaiting task was cancelled (the report says
     ///   how the session then ended); ``SessionError/alreadyRun`` on a second call.
     public func run() async throws(SessionError) -> SessionReport {
