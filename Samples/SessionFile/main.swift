@@ -23,16 +23,27 @@ do {
     // The runtime: in-process, answering each turn with your own audio at 24 kHz.
     let runtime = EmbeddedRuntime(options: EmbeddedRuntimeOptions(pacing: .unpaced))
 
-    let session = SessionConfiguration(sessionId: "sample-1", context: ["persona": .string("Dana")])
-    let driver = SessionDriver(options: SessionDriverOptions(session: session), transport: runtime.connect(),
-                               capture: .file(capture, pacing: .asFastAsTaken), output: output) { event, instant in
-        // Everything the session notes, as the timeline lines `voicepipe session` prints.
-        if case .note(let note) = event {
-            for line in SessionTimeline.lines(for: note, at: instant) { print(line) }
+    let configuration = SessionConfiguration(sessionId: "sample-1", context: ["persona": .string("Dana")])
+    let session = VoiceSession(options: SessionDriverOptions(session: configuration), transport: runtime.connect(),
+                               capture: .file(capture, pacing: .asFastAsTaken), output: output)
+    // As it happens: each state the session enters and each transcript line.
+    let timeline = Task {
+        for await update in session.events {
+            let stamp = SessionTimeline.pad(update.instant)
+            if let state = update.event.enteredState { print("\(stamp)  \(state.title)") }
+            if let line = update.event.transcriptLine { print("\(stamp)  \(line.role.rawValue): \(line.text)") }
         }
     }
-    let report = driver.run()    // blocks until the session has ended
-    print("ended cleanly: \(report.endedCleanly); latency: \(report.machine.latencies.map(\.formattedSeconds))")
+    let report: SessionReport
+    do {
+        report = try await session.run()    // on a thread of its own; cancelling this task ends the session
+    } catch {
+        await timeline.value
+        print("error: \(error)")            // a SessionError, with the report of what the session did
+        exit(75)
+    }
+    await timeline.value                    // the events end once the session has ended
+    print("ended cleanly: \(report.endedCleanly); latency: \(report.machine.latencies.map(SessionTimeline.seconds))")
     print("reply: \(report.outputFrames) frames at 24 kHz in \(arguments[2])")
     exit(report.endedCleanly ? 0 : 75)
 } catch {

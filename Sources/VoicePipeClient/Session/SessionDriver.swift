@@ -144,7 +144,7 @@ public final class SessionDriver: @unchecked Sendable {
     private let clock: any SessionClock
     private let capture: SessionCapture
     private let output: any ReplyOutput
-    private let observer: (SessionEvent, SessionInstant) -> Void
+    private let observer: @Sendable (SessionEvent, SessionInstant) -> Void
     private let inbox: SessionInbox<Input>
     private let published: Guarded<SessionMachine>
     private let deviceFrames = DeviceFrameCounters()
@@ -169,7 +169,7 @@ public final class SessionDriver: @unchecked Sendable {
     ///   - observer: called on the driver's thread with every event and the instant it happened.
     public init(options: SessionDriverOptions, transport: any SessionTransport, connect: (@Sendable () throws -> any SessionTransport)? = nil,
                 clock: any SessionClock = MonotonicSessionClock(),
-                capture: SessionCapture, output: any ReplyOutput, observer: @escaping (SessionEvent, SessionInstant) -> Void = { _, _ in }) {
+                capture: SessionCapture, output: any ReplyOutput, observer: @escaping @Sendable (SessionEvent, SessionInstant) -> Void = { _, _ in }) {
         self.options = options
         self.transport = transport
         self.connect = connect
@@ -207,6 +207,7 @@ public final class SessionDriver: @unchecked Sendable {
 
     /// Runs the session on this thread until it ends (cleanly, by error, or by timeout), then
     /// finishes the reply output and closes the transport.
+    @available(*, noasync, message: "run() blocks its thread until the session ends; from async code use VoiceSession's run(), which runs it on a thread of its own")
     public func run() -> SessionReport {
         // A real-time output reports its drains into the inbox; holding the inbox, not the driver, makes no cycle.
         output.reportDrained { [inbox] chunks in inbox.post(.playbackDrained(chunks: chunks)) }

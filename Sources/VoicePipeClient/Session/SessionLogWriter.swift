@@ -10,17 +10,26 @@ import VoicePipeSession
 /// {"at":0.034,"direction":"sent","message":{"type":"audio.chunk","sampleRate":16000,"samples":512,"peakDBFS":-8.1}}
 /// {"at":1.871,"direction":"received","message":{"type":"transcript","role":"user","text":"…","final":true}}
 /// ```
-public final class SessionLogWriter {
-    private let writer: JSONLinesWriter
+///
+/// Sendable, so a driver's `@Sendable` observer can record into it: the writer and its first
+/// failure live behind a lock.
+public final class SessionLogWriter: Sendable {
+    private struct Output {
+        let writer: JSONLinesWriter
+        var failure: JSONLinesError?
+    }
+
+    private let output: Guarded<Output>
     private let captureSampleRate: Int
+
     /// The first write failure; the log stops there and the session goes on.
-    public private(set) var failure: JSONLinesError?
+    public var failure: JSONLinesError? { output.withLock { $0.failure } }
 
     /// Creates (or truncates) `path`; captured frames are described at `captureSampleRate`.
     /// Each line is written out as it is recorded, so a session that hangs has its log so far.
     /// - Throws: ``JSONLinesError/cannotCreate(path:reason:code:)``.
     public init(path: String, captureSampleRate: Int = 16_000) throws(JSONLinesError) {
-        writer = try JSONLinesWriter(path: path)
+        output = Guarded(Output(writer: try JSONLinesWriter(path: path)))
         self.captureSampleRate = captureSampleRate
     }
 
@@ -51,23 +60,28 @@ public final class SessionLogWriter {
 
     /// Writes what is buffered; call when the session ends.
     public func finish() {
-        guard failure == nil else { return }
-        do {
-            try writer.flush()
-        } catch {
-            failure = error
+        output.withLock { output in
+            guard output.failure == nil else { return }
+            do throws(JSONLinesError) {
+                try output.writer.flush()
+            } catch {
+                output.failure = error
+            }
         }
     }
 
     private func write(_ instant: SessionInstant, _ fields: JSONObject) {
-        guard failure == nil else { return }
         var line: JSONObject = ["at": .number((instant.seconds * 1000).rounded() / 1000)]
         for (key, value) in fields { line[key] = value }
-        do {
-            try writer.append(line: JSONWriter.string(.object(line)))
-            try writer.flush()
-        } catch {
-            failure = error
+        let text = JSONWriter.string(.object(line))
+        output.withLock { output in
+            guard output.failure == nil else { return }
+            do throws(JSONLinesError) {
+                try output.writer.append(line: text)
+                try output.writer.flush()
+            } catch {
+                output.failure = error
+            }
         }
     }
 

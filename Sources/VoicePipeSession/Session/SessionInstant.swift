@@ -42,15 +42,17 @@ public struct SessionInstant: Sendable, Hashable, Comparable, CustomStringConver
     public var description: String { sinceOrigin.formattedSeconds }
 }
 
+/// Helpers for this package's own code, `package` so that they never clash with an integrator's
+/// own extensions on the standard library's `Duration` (``SessionTimeline/seconds(_:)`` formats one).
 extension Duration {
     /// The duration in seconds, as a double.
-    public var seconds: Double {
+    package var seconds: Double {
         let parts = components
         return Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
     }
 
     /// The duration of `samples` samples at `sampleRate` hertz, to the nanosecond.
-    public static func samples(_ samples: Int, at sampleRate: Int) -> Duration {
+    package static func samples(_ samples: Int, at sampleRate: Int) -> Duration {
         guard sampleRate > 0 else { return .zero }
         let whole = samples / sampleRate
         let rest = samples % sampleRate
@@ -58,10 +60,10 @@ extension Duration {
     }
 
     /// Milliseconds as a double.
-    public var milliseconds: Double { seconds * 1000 }
+    package var milliseconds: Double { seconds * 1000 }
 
     /// "1.234 s", three decimals.
-    public var formattedSeconds: String {
+    package var formattedSeconds: String {
         let millis = Int((seconds * 1000).rounded())
         let sign = millis < 0 ? "-" : ""
         let magnitude = millis.magnitude

@@ -1,15 +1,16 @@
 import Foundation
+import Synchronization
 import VoicePipeClient
 import VoicePipeCore
 import VoicePipeSession
 
 /// Prints a session for a person: a header, the timeline as it happens, and the summary.
 /// Everything goes to stdout, or to stderr when stdout carries messages or audio.
-final class SessionPrinter {
+final class SessionPrinter: Sendable {
     private let toStandardError: Bool
     private let quiet: Bool
     /// Set when standard output stopped taking lines (a closed pipe): the session goes on.
-    private var outputClosed = false
+    private let outputClosed = Atomic<Bool>(false)
 
     init(toStandardError: Bool, quiet: Bool) {
         self.toStandardError = toStandardError
@@ -65,8 +66,8 @@ final class SessionPrinter {
             Console.error(line)
         } else {
             // Unbuffered, so each line shows as it happens even when stdout is a pipe.
-            guard !outputClosed else { return }
-            outputClosed = !Console.write(line + "\n", to: STDOUT_FILENO)
+            guard !outputClosed.load(ordering: .relaxed) else { return }
+            if !Console.write(line + "\n", to: STDOUT_FILENO) { outputClosed.store(true, ordering: .relaxed) }
         }
     }
 }
