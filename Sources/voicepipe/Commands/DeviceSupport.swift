@@ -16,8 +16,11 @@ struct DeviceOptions: Sendable {
         .option("channels", "n", \.channels, .integer(in: 1...64), help: help)
     }
 
+    /// The ALSA device named; nil for 'default'.
     var device: String?
+    /// A device rate to insist on, in hertz.
     var rate: Int?
+    /// A device channel count to insist on.
     var channels: Int?
 
     /// The device's name: `--device`, else ALSA's 'default'.
