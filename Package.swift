@@ -4,6 +4,8 @@ import PackageDescription
 let package = Package(
     name: "VoicePipe",
     products: [
+        // Every layer under one product, for integrators; the layers stay products of their own.
+        .library(name: "VoicePipe", targets: ["VoicePipe"]),
         .library(name: "VoicePipeCore", targets: ["VoicePipeCore"]),
         .library(name: "VoicePipeIO", targets: ["VoicePipeIO"]),
         .library(name: "VoicePipeSession", targets: ["VoicePipeSession"]),
@@ -51,6 +53,9 @@ let package = Package(
         // on descriptors, the transports (JSON Lines, WebSocket), SigV4's hashes through libcrypto,
         // credentials and the clock, and the session driver built on them.
         .target(name: "VoicePipeClient", dependencies: ["VoicePipeCore", "VoicePipeIO", "VoicePipeSession", "VoicePipeProtocols", "CWebSockets", "CCrypto"]),
+
+        // Re-exports the four layers above, so an integrator's manifest names one product.
+        .target(name: "VoicePipe", dependencies: ["VoicePipeCore", "VoicePipeIO", "VoicePipeSession", "VoicePipeProtocols", "VoicePipeClient"]),
 
         // The command-line tool: argument handling and printing over the modules above.
         .executableTarget(name: "voicepipe", dependencies: ["VoicePipeCore", "VoicePipeIO", "VoicePipeSession", "VoicePipeClient"]),

@@ -1,29 +1,27 @@
 import VoicePipeCore
 import VoicePipeIO
 
-/// The options of every command that runs the capture converter (`convert`, `encode`, `record`),
-/// declared once and parsed once: `--chunk-ms`, `--channel` and `--resampler`.
-struct CaptureArguments {
-    static let options: [Arguments.Option] = [
-        Arguments.Option(name: "chunk-ms", valueName: "ms", help: "Audio per frame in milliseconds, 10 to 100 (default 32 = 512 samples)."),
-        Arguments.Option(name: "channel", valueName: "index", help: "Take one channel (from 0) instead of the average of all channels."),
-        Arguments.Option(name: "resampler", valueName: "name", help: "builtin (default), or libsamplerate's src-best, src-medium, src-fastest, src-linear."),
-    ]
+/// The options of every command that runs the capture converter (`convert`, `encode`, `record`,
+/// `info`, `session`), declared once: `--chunk-ms`, `--channel` and `--resampler`.
+struct CaptureArguments: Sendable {
+    static var bindings: [OptionBinding<Self>] {
+        [
+            .option("chunk-ms", "ms", \.frameMilliseconds, .integer(in: 10...100), help: "Audio per frame in milliseconds, 10 to 100 (default 32 = 512 samples)."),
+            .option("channel", "index", \.channel, .integer(in: 0...1023), help: "Take one channel (from 0) instead of the average of all channels."),
+            .option("resampler", "name", \.resampler, .choice, help: "builtin (default), or libsamplerate's src-best, src-medium, src-fastest, src-linear."),
+        ]
+    }
+
+    /// Audio per frame in milliseconds; nil for the converter's default.
+    var frameMilliseconds: Int?
+    /// The one channel to take; nil for the average of all.
+    var channel: Int?
+    /// The resampler; nil for the built-in one.
+    var resampler: ResamplerChoice?
 
     /// Frame length and downmix.
-    let options: CaptureOptions
-    let resampler: ResamplerChoice
-
-    /// - Throws: a usage ``CommandFailure`` for a value out of range.
-    init(_ arguments: Arguments, command: String) throws(CommandFailure) {
-        let milliseconds = try arguments.integer("chunk-ms", in: 10...100, default: 32, command: command)
-        var downmix = DownmixMode.average
-        if arguments.value("channel") != nil {
-            downmix = .channel(try arguments.integer("channel", in: 0...1023, default: 0, command: command))
-        }
-        options = CaptureOptions(frameMilliseconds: milliseconds, downmix: downmix)
-        let choice = try arguments.choice("resampler", of: ResamplerChoice.allCases.map(\.rawValue), default: ResamplerChoice.builtin.rawValue, command: command)
-        resampler = ResamplerChoice(rawValue: choice) ?? .builtin
+    var options: CaptureOptions {
+        CaptureOptions(frameMilliseconds: frameMilliseconds ?? 32, downmix: channel.map { .channel($0) } ?? .average)
     }
 
     /// A capture converter from `format` with these options.
@@ -32,7 +30,7 @@ struct CaptureArguments {
     ///   format that cannot be converted.
     func converter(for format: ValidatedFormat, source: String) throws(CommandFailure) -> CaptureConverter {
         do {
-            let resampler = try resampler.make(from: format.sampleRate, to: AudioFormat.captureTarget.sampleRate)
+            let resampler = try (resampler ?? .builtin).make(from: format.sampleRate, to: AudioFormat.captureTarget.sampleRate)
             return try CaptureConverter(input: format, options: options, resampler: resampler)
         } catch let error as CaptureConverterError {
             throw CommandFailure("cannot convert \(source) (\(format)): \(error)", exitCode: error.isUsageProblem ? .usage : .dataError)

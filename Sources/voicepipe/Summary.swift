@@ -1,19 +1,14 @@
 import VoicePipeSession
 
-/// `--quiet` and `--json`, declared and parsed once for every command that prints a summary.
-struct SummaryOptions {
-    static let quietFlag = Arguments.Flag(name: "quiet", help: "Print no summary, progress or notes; errors and warnings still go to stderr.")
-    static let jsonFlag = Arguments.Flag(name: "json", help: "Print each summary as one JSON object on a line of its own, for scripts.")
+/// `--quiet` and `--json`, declared once for every command that prints a summary.
+struct SummaryOptions: Sendable {
+    static var quietFlag: OptionBinding<Self> { .flag("quiet", \.quiet, help: "Print no summary, progress or notes; errors and warnings still go to stderr.") }
+    static var jsonFlag: OptionBinding<Self> { .flag("json", \.json, help: "Print each summary as one JSON object on a line of its own, for scripts.") }
 
     /// Print nothing but errors and warnings.
-    let quiet: Bool
+    var quiet = false
     /// Summaries as JSON objects instead of text.
-    let json: Bool
-
-    init(_ arguments: Arguments) {
-        quiet = arguments.has("quiet")
-        json = arguments.has("json")
-    }
+    var json = false
 
     /// Writes one summary (nothing when quiet): the text line where the command prints its text,
     /// or the object as one line of JSON on stdout — on stderr only when stdout carries the

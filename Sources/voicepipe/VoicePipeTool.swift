@@ -40,12 +40,7 @@ enum VoicePipeTool {
             return .usage
         }
         do {
-            let parsed = try Arguments(Array(arguments.dropFirst()), command: command.name, options: command.options, flags: command.flags)
-            if parsed.has("help") {
-                print(command.help)
-                return .success
-            }
-            return try command.init(arguments: parsed).run()
+            return try command.main(Array(arguments.dropFirst()))
         } catch {
             Console.error("voicepipe \(command.name): \(error.message)")
             return error.exitCode

@@ -340,4 +340,26 @@ struct CommandLineConventionTests {
             Issue.record("\(command) --help has a line of \(line.count) columns: \(line)")
         }
     }
+
+    /// Help and the parser read the same declarations: every option `--help` lists is one the
+    /// command accepts (with a value where help shows one), and only those are.
+    @Test(arguments: ["session", "convert", "info", "encode", "decode", "devices", "record", "play"])
+    func everyOptionHelpListsIsAcceptedAndNoOther(command: String) throws {
+        let help = try CommandRunner.run([command, "--help"]).stdout
+        let rows = help.components(separatedBy: "\nOPTIONS:\n").dropFirst().first?.components(separatedBy: "\n\n").first ?? ""
+        // An option's row starts two columns in; its wrapped help is indented further.
+        let options = rows.split(separator: "\n").filter { $0.hasPrefix("  --") }.map { row -> (name: String, takesValue: Bool) in
+            let words = row.split(separator: " ")
+            return (String(words[0]), words.count > 1 && words[1].hasPrefix("<"))
+        }
+        #expect(rows.split(separator: "\n").contains { $0.hasPrefix("  -h, --help ") }, "\(rows)")
+        #expect(options.isEmpty == (command == "devices"), "\(command): \(rows)")
+        for option in options {
+            // --help after it: the line is parsed whole (an unknown option would fail), then help wins.
+            let run = try CommandRunner.run([command, option.name] + (option.takesValue ? ["x"] : []) + ["--help"])
+            #expect(run.status == 0 && run.stdout == help, "\(command) \(option.name): \(run)")
+        }
+        let unknown = try CommandRunner.run([command, "--no-such-option", "--help"])
+        #expect(unknown.status == 64 && unknown.stderr == "voicepipe \(command): unknown option '--no-such-option' (see 'voicepipe \(command) --help')\n", "\(unknown)")
+    }
 }

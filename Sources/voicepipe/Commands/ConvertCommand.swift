@@ -7,10 +7,20 @@ import VoicePipeSession
 struct ConvertCommand: Command {
     static let name = "convert"
     static let abstract = "Convert audio files to the capture format (16 kHz mono Int16)."
-    static let options: [Arguments.Option] = CaptureArguments.options + [InputFile.rawOption, BatchCapture.outDirOption, BatchCapture.jobsOption]
-    static let flags: [Arguments.Flag] = [SummaryOptions.quietFlag, SummaryOptions.jsonFlag]
+    struct Options: CommandOptions {
+        var capture = CaptureArguments()
+        var raw: RawPCMFormat?
+        var batch = BatchOptions()
+        var summary = SummaryOptions()
+
+        static var bindings: [OptionBinding<Self>] {
+            CaptureArguments.bindings.within(\.capture) + [InputFile.rawOption(\.raw)] + BatchOptions.bindings.within(\.batch)
+                + [SummaryOptions.quietFlag.within(\.summary), SummaryOptions.jsonFlag.within(\.summary)]
+        }
+    }
+
     static var help: String {
-        Arguments.help(
+        HelpText.make(
             usage: """
             voicepipe convert <input> <output> [options]
                    voicepipe convert <input>... --out-dir <dir> [--jobs <n>] [options]
@@ -29,7 +39,7 @@ struct ConvertCommand: Command {
                 "voicepipe convert recordings/*.wav --out-dir converted --jobs 4",
                 "sox in.mp3 -t wav - | voicepipe convert - - | aplay",
             ],
-            options: options, flags: flags)
+            bindings: Options.bindings)
     }
 
     let inputs: [String]
@@ -40,17 +50,16 @@ struct ConvertCommand: Command {
     let summary: SummaryOptions
     let jobs: Int?
 
-    init(arguments: Arguments) throws(CommandFailure) {
-        capture = try CaptureArguments(arguments, command: Self.name)
-        raw = try InputFile.rawFormat(arguments.value("raw"), command: Self.name)
-        summary = SummaryOptions(arguments)
-        if let directory = arguments.value("out-dir") {
-            inputs = try arguments.positionals(atLeast: "input", command: Self.name)
+    init(options: Options, positionals: [String]) throws(CommandFailure) {
+        capture = options.capture
+        raw = options.raw
+        summary = options.summary
+        if let directory = options.batch.directory {
+            inputs = try Positionals.atLeastOne(positionals, named: "input", command: Self.name)
             outputs = try BatchCapture.outputs(for: inputs, in: directory, extension: "wav", command: Self.name).map { .audioFile(path: $0, container: .wav) }
-            jobs = try BatchCapture.width(arguments, command: Self.name)
+            jobs = options.batch.width
         } else {
-            try BatchCapture.refuseJobsWithoutBatch(arguments, command: Self.name)
-            let paths = try arguments.positionals(exactly: ["input", "output"], command: Self.name)
+            let paths = try Positionals.exactly(positionals, named: ["input", "output"], command: Self.name)
             inputs = [paths[0]]
             outputs = [.audioFile(path: paths[1], container: try OutputFile.container(for: paths[1], command: Self.name))]
             jobs = nil

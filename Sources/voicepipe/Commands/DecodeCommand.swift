@@ -8,14 +8,27 @@ import VoicePipeSession
 struct DecodeCommand: Command {
     static let name = "decode"
     static let abstract = "Play a runtime's messages (JSON Lines) into a Float32 audio file; print transcripts."
-    static let options: [Arguments.Option] = [
-        Arguments.Option(name: "out", valueName: "reply.wav", help: "The Float32 audio file to write (required): .wav, .aif/.aiff or .raw/.pcm; '-' writes WAV to standard output."),
-        Arguments.Option(name: "channels", valueName: "n", help: "Player channels, 1 to 8 (default 1); mono is copied to each."),
-        Arguments.Option(name: "rate", valueName: "hz", help: "Player rate in Hz, 8000 to 192000 (default 24000); other rates are resampled."),
-    ]
-    static let flags: [Arguments.Flag] = [SummaryOptions.quietFlag, SummaryOptions.jsonFlag]
+    struct Options: CommandOptions {
+        var output: String?
+        var channels: Int?
+        var rate: Int?
+        var summary = SummaryOptions()
+
+        static var outOption: OptionBinding<Self> {
+            .option("out", "reply.wav", \.output, .text, help: "The Float32 audio file to write (required): .wav, .aif/.aiff or .raw/.pcm; '-' writes WAV to standard output.")
+        }
+        static var bindings: [OptionBinding<Self>] {
+            [
+                outOption,
+                .option("channels", "n", \.channels, .integer(in: 1...8), help: "Player channels, 1 to 8 (default 1); mono is copied to each."),
+                .option("rate", "hz", \.rate, .integer(in: 8_000...192_000), help: "Player rate in Hz, 8000 to 192000 (default 24000); other rates are resampled."),
+                SummaryOptions.quietFlag.within(\.summary), SummaryOptions.jsonFlag.within(\.summary),
+            ]
+        }
+    }
+
     static var help: String {
-        Arguments.help(
+        HelpText.make(
             usage: "voicepipe decode <messages.jsonl|-> --out <reply.wav|-> [options]",
             abstract: abstract,
             discussion: """
@@ -32,7 +45,7 @@ struct DecodeCommand: Command {
                 "voicepipe decode reply.jsonl --out reply.wav",
                 "voicepipe decode - --out - < reply.jsonl | aplay",
             ],
-            options: options, flags: flags)
+            bindings: Options.bindings)
     }
 
     let input: String
@@ -41,22 +54,23 @@ struct DecodeCommand: Command {
     let format: PlayerFormat
     let summary: SummaryOptions
 
-    init(arguments: Arguments) throws(CommandFailure) {
-        input = try arguments.positionals(exactly: ["messages.jsonl"], command: Self.name)[0]
-        guard let output = arguments.value("out") else { throw .usage("missing --out <reply.wav>", command: Self.name) }
+    init(options: Options, positionals: [String]) throws(CommandFailure) {
+        input = try Positionals.exactly(positionals, named: ["messages.jsonl"], command: Self.name)[0]
+        let out = Options.outOption
+        guard let output = options.output else { throw .usage("missing \(out.flag) <\(out.valueName ?? "")>", command: Self.name) }
         self.output = output
         guard let container = output == "-" ? .wav : AudioContainer(forPath: output), container.canStore(.float32) else {
-            throw .usage("decode writes Float32 audio: give '--out' one of the extensions .wav, .aif/.aiff, .raw/.pcm (FLAC holds integers only), or '-' for WAV on standard output", command: Self.name)
+            throw .usage("decode writes Float32 audio: give '\(out.flag)' one of the extensions .wav, .aif/.aiff, .raw/.pcm (FLAC holds integers only), or '-' for WAV on standard output", command: Self.name)
         }
         self.container = container
-        let channels = try arguments.integer("channels", in: 1...8, default: 1, command: Self.name)
-        let rate = try arguments.integer("rate", in: 8_000...192_000, default: Int(AudioFormat.playback.sampleRate), command: Self.name)
+        let channels = options.channels ?? 1
+        let rate = options.rate ?? Int(AudioFormat.playback.sampleRate)
         do {
             format = try PlayerFormat(FormatGuard.validate(AudioFormat(sampleRate: Double(rate), channelCount: channels, sampleType: .float32, isInterleaved: false)))
         } catch {
             throw CommandFailure("cannot play at \(rate) Hz with \(channels) channels: \(error)", exitCode: .usage)
         }
-        summary = SummaryOptions(arguments)
+        summary = options.summary
         if InputFile.sameFile(input, output) {
             throw .usage("the output '\(output)' is the input file; choose another output path", command: Self.name)
         }

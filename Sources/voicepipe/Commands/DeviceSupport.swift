@@ -4,35 +4,45 @@ import Synchronization
 import VoicePipeCore
 import VoicePipeIO
 
-/// Options and helpers shared by the commands that use audio devices.
-enum DeviceSupport {
-    static let deviceOption = Arguments.Option(name: "device", valueName: "name", help: "The ALSA device (default 'default'; see 'voicepipe devices').")
-    static let rateOption = Arguments.Option(name: "rate", valueName: "hz", help: "Insist on this device rate (default: the device's native rate).")
-    static let channelsOption = Arguments.Option(name: "channels", valueName: "n", help: "Insist on this many device channels (default: the device's native count).")
-
-    static func deviceName(_ arguments: Arguments) -> String {
-        arguments.value("device") ?? "default"
+/// `--device`, `--rate` and `--channels`, declared once for the commands that open an audio device.
+struct DeviceOptions: Sendable {
+    static var deviceOption: OptionBinding<Self> {
+        .option("device", "name", \.device, .text, help: "The ALSA device (default 'default'; see 'voicepipe devices').")
+    }
+    static func rateOption(help: String = "Insist on this device rate (default: the device's native rate).") -> OptionBinding<Self> {
+        .option("rate", "hz", \.rate, .integer(in: 1_000...768_000), help: help)
+    }
+    static func channelsOption(help: String = "Insist on this many device channels (default: the device's native count).") -> OptionBinding<Self> {
+        .option("channels", "n", \.channels, .integer(in: 1...64), help: help)
     }
 
+    /// The ALSA device named; nil for 'default'.
+    var device: String?
+    /// A device rate to insist on, in hertz.
+    var rate: Int?
+    /// A device channel count to insist on.
+    var channels: Int?
+
+    /// The device's name: `--device`, else ALSA's 'default'.
+    var name: String { device ?? "default" }
+
+    /// The rate and channel preferences from the command line.
+    var preferences: DevicePreferences {
+        var preferences = DevicePreferences()
+        preferences.sampleRate = rate.map(Double.init)
+        preferences.channelCount = channels
+        return preferences
+    }
+}
+
+/// Helpers shared by the commands that use audio devices.
+enum DeviceSupport {
     /// "48000 Hz, 2 channels, Int16, interleaved": a device or file format as the device commands
     /// print it (the rate through Core's one rate formatter).
     static func describe(_ format: AudioFormat) -> String {
         let layout = format.channelCount > 1 ? (format.isInterleaved ? ", interleaved" : ", deinterleaved") : ""
         return "\(AudioFormat.describe(rate: format.sampleRate)), \(Console.count(format.channelCount, "channel")), \(format.sampleType)\(layout)"
     }
-
-    /// The rate and channel preferences from the command line.
-    static func preferences(_ arguments: Arguments, command: String) throws(CommandFailure) -> DevicePreferences {
-        var preferences = DevicePreferences()
-        if arguments.value("rate") != nil {
-            preferences.sampleRate = Double(try arguments.integer("rate", in: 1_000...768_000, default: 48_000, command: command))
-        }
-        if arguments.value("channels") != nil {
-            preferences.channelCount = try arguments.integer("channels", in: 1...64, default: 2, command: command)
-        }
-        return preferences
-    }
-
 }
 
 /// Ctrl-C (SIGINT) and SIGTERM while it lives: the first `gentle` ones call `handler` (on a

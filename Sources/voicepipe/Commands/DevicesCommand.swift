@@ -5,10 +5,13 @@ import VoicePipeIO
 struct DevicesCommand: Command {
     static let name = "devices"
     static let abstract = "List the ALSA capture and playback devices, their formats and the guard's verdict."
-    static let options: [Arguments.Option] = []
-    static let flags: [Arguments.Flag] = []
+    /// `devices` takes no options.
+    struct Options: CommandOptions {
+        static var bindings: [OptionBinding<Self>] { [] }
+    }
+
     static var help: String {
-        Arguments.help(
+        HelpText.make(
             usage: "voicepipe devices",
             abstract: abstract,
             discussion: """
@@ -24,11 +27,11 @@ struct DevicesCommand: Command {
                 "voicepipe devices",
                 "VOICEPIPE_ALSA_ERRORS=1 voicepipe devices",
             ],
-            options: options, flags: flags)
+            bindings: Options.bindings)
     }
 
-    init(arguments: Arguments) throws(CommandFailure) {
-        _ = try arguments.positionals(exactly: [], command: Self.name)
+    init(options: Options, positionals: [String]) throws(CommandFailure) {
+        _ = try Positionals.exactly(positionals, named: [], command: Self.name)
     }
 
     /// The sample formats VoicePipe reads, shown by name; the rest are counted.

@@ -7,12 +7,24 @@ import VoicePipeSession
 struct EncodeCommand: Command {
     static let name = "encode"
     static let abstract = "Turn audio files into audio.chunk messages (JSON Lines) as a session sends them."
-    static let options: [Arguments.Option] = [
-        Arguments.Option(name: "out", valueName: "file", help: "Where to write the JSON Lines; '-' for standard output (default)."),
-    ] + CaptureArguments.options + [InputFile.rawOption, BatchCapture.outDirOption, BatchCapture.jobsOption]
-    static let flags: [Arguments.Flag] = [SummaryOptions.quietFlag, SummaryOptions.jsonFlag]
+    struct Options: CommandOptions {
+        var output: String?
+        var capture = CaptureArguments()
+        var raw: RawPCMFormat?
+        var batch = BatchOptions()
+        var summary = SummaryOptions()
+
+        static var outOption: OptionBinding<Self> {
+            .option("out", "file", \.output, .text, help: "Where to write the JSON Lines; '-' for standard output (default).")
+        }
+        static var bindings: [OptionBinding<Self>] {
+            [outOption] + CaptureArguments.bindings.within(\.capture) + [InputFile.rawOption(\.raw)] + BatchOptions.bindings.within(\.batch)
+                + [SummaryOptions.quietFlag.within(\.summary), SummaryOptions.jsonFlag.within(\.summary)]
+        }
+    }
+
     static var help: String {
-        Arguments.help(
+        HelpText.make(
             usage: """
             voicepipe encode <input> [--out <file>|-] [options]
                    voicepipe encode <input>... --out-dir <dir> [--jobs <n>] [options]
@@ -29,7 +41,7 @@ struct EncodeCommand: Command {
                 "voicepipe encode question.wav > question.jsonl",
                 "voicepipe encode calls/*.flac --out-dir messages",
             ],
-            options: options, flags: flags)
+            bindings: Options.bindings)
     }
 
     let inputs: [String]
@@ -39,19 +51,20 @@ struct EncodeCommand: Command {
     let summary: SummaryOptions
     let jobs: Int?
 
-    init(arguments: Arguments) throws(CommandFailure) {
-        capture = try CaptureArguments(arguments, command: Self.name)
-        raw = try InputFile.rawFormat(arguments.value("raw"), command: Self.name)
-        summary = SummaryOptions(arguments)
-        if let directory = arguments.value("out-dir") {
-            guard arguments.value("out") == nil else { throw .usage("'--out' and '--out-dir' cannot be combined; choose one", command: Self.name) }
-            inputs = try arguments.positionals(atLeast: "input", command: Self.name)
+    init(options: Options, positionals: [String]) throws(CommandFailure) {
+        capture = options.capture
+        raw = options.raw
+        summary = options.summary
+        if let directory = options.batch.directory {
+            guard options.output == nil else {
+                throw .usage("'\(Options.outOption.flag)' and '\(BatchOptions.outDirOption.flag)' cannot be combined; choose one", command: Self.name)
+            }
+            inputs = try Positionals.atLeastOne(positionals, named: "input", command: Self.name)
             outputs = try BatchCapture.outputs(for: inputs, in: directory, extension: "jsonl", command: Self.name).map { .jsonLines(path: $0) }
-            jobs = try BatchCapture.width(arguments, command: Self.name)
+            jobs = options.batch.width
         } else {
-            try BatchCapture.refuseJobsWithoutBatch(arguments, command: Self.name)
-            inputs = [try arguments.positionals(exactly: ["input"], command: Self.name)[0]]
-            outputs = [.jsonLines(path: arguments.value("out") ?? "-")]
+            inputs = [try Positionals.exactly(positionals, named: ["input"], command: Self.name)[0]]
+            outputs = [.jsonLines(path: options.output ?? "-")]
             jobs = nil
         }
         for (input, output) in zip(inputs, outputs) where InputFile.sameFile(input, output.path) {

@@ -50,31 +50,36 @@ struct FileCapture: Sendable {
     }
 }
 
+/// `--out-dir` and `--jobs`, declared once for the commands that convert many files at once.
+struct BatchOptions: Sendable {
+    static var outDirOption: OptionBinding<Self> {
+        .option("out-dir", "dir", \.directory, .text, help: "Convert every input into this directory (it must exist), one output per input named after it.")
+    }
+    static var jobsOption: OptionBinding<Self> {
+        .option("jobs", "n", \.jobs, .integer(in: 1...256), help: "Files converted at once with --out-dir (default: one per CPU core).")
+            .requiring(outDirOption, "works with '\(outDirOption.flag)' (many inputs at once)")
+    }
+    static var bindings: [OptionBinding<Self>] { [outDirOption, jobsOption] }
+
+    /// The directory every input is converted into; nil for one input and one output.
+    var directory: String?
+    /// Files at once; nil for one per core.
+    var jobs: Int?
+
+    /// Files converted at once in a batch: `--jobs`, else one per core.
+    var width: Int { jobs ?? ProcessInfo.processInfo.activeProcessorCount }
+}
+
 /// Many files through ``FileCapture`` in parallel (`--out-dir`, `--jobs`): one result line per
 /// file as each finishes, a total at the end, and the worst exit status; a bad file never stops
 /// the others.
 struct BatchCapture {
-    static let outDirOption = Arguments.Option(name: "out-dir", valueName: "dir", help: "Convert every input into this directory (it must exist), one output per input named after it.")
-    static let jobsOption = Arguments.Option(name: "jobs", valueName: "n", help: "Files converted at once with --out-dir (default: one per CPU core).")
-
     let jobs: [FileCapture]
     let width: Int
-
-    /// Refuses `--jobs` without `--out-dir`, where it would have nothing to do.
-    static func refuseJobsWithoutBatch(_ arguments: Arguments, command: String) throws(CommandFailure) {
-        if arguments.value("jobs") != nil {
-            throw .usage("'--jobs' works with '--out-dir' (many inputs at once)", command: command)
-        }
-    }
 
     /// One file's failure as a JSON summary line, for `--json` batches.
     static func failureJSON(_ job: FileCapture, _ failure: CommandFailure) -> JSONObject {
         ["input": .string(job.input), "output": .string(job.destination.path), "exitStatus": .integer(Int(failure.exitCode.rawValue)), "error": .string(failure.message)]
-    }
-
-    /// Parses `--jobs` (1 … 256; default: the number of cores).
-    static func width(_ arguments: Arguments, command: String) throws(CommandFailure) -> Int {
-        try arguments.integer("jobs", in: 1...256, default: ProcessInfo.processInfo.activeProcessorCount, command: command)
     }
 
     /// The output path for `input` in `directory`, with `extension`. Refuses, before any work, a

@@ -6,13 +6,21 @@ import VoicePipeSession
 struct InfoCommand: Command {
     static let name = "info"
     static let abstract = "Show audio files' formats and what 'convert' will make of them."
-    static let options: [Arguments.Option] = [InputFile.rawOption] + CaptureArguments.options
-    static let flags: [Arguments.Flag] = [
-        Arguments.Flag(name: "json", help: "Print one JSON object per file, one per line, instead of the text."),
-        Arguments.Flag(name: "quiet", help: "Print nothing but errors; the exit status tells."),
-    ]
+    struct Options: CommandOptions {
+        var raw: RawPCMFormat?
+        var capture = CaptureArguments()
+        var json = false
+        var quiet = false
+
+        static var jsonFlag: OptionBinding<Self> { .flag("json", \.json, help: "Print one JSON object per file, one per line, instead of the text.") }
+        static var quietFlag: OptionBinding<Self> { .flag("quiet", \.quiet, help: "Print nothing but errors; the exit status tells.") }
+        static var bindings: [OptionBinding<Self>] {
+            [InputFile.rawOption(\.raw)] + CaptureArguments.bindings.within(\.capture) + [jsonFlag, quietFlag]
+        }
+    }
+
     static var help: String {
-        Arguments.help(
+        HelpText.make(
             usage: "voicepipe info <file>... [--json | --quiet] [--raw <rate:channels:type>] [options]",
             abstract: abstract,
             discussion: """
@@ -31,7 +39,7 @@ struct InfoCommand: Command {
             reason, outputFrames (at 16 kHz), exitStatus; unknown values are null.
             """,
             examples: ["voicepipe info call.wav", "voicepipe info --raw 8000:1:int16 call.raw"],
-            options: options, flags: flags)
+            bindings: Options.bindings)
     }
 
     let paths: [String]
@@ -40,15 +48,14 @@ struct InfoCommand: Command {
     let json: Bool
     let quiet: Bool
 
-    init(arguments: Arguments) throws(CommandFailure) {
-        paths = arguments.positionals
-        guard !paths.isEmpty else { throw .usage("missing <file>", command: Self.name) }
-        raw = try InputFile.rawFormat(arguments.value("raw"), command: Self.name)
-        capture = try CaptureArguments(arguments, command: Self.name)
-        json = arguments.has("json")
-        quiet = arguments.has("quiet")
+    init(options: Options, positionals: [String]) throws(CommandFailure) {
+        paths = try Positionals.atLeastOne(positionals, named: "file", command: Self.name)
+        raw = options.raw
+        capture = options.capture
+        json = options.json
+        quiet = options.quiet
         if json && quiet {
-            throw .usage("'--json' and '--quiet' cannot be used together", command: Self.name)
+            throw .usage("'\(Options.jsonFlag.flag)' and '\(Options.quietFlag.flag)' cannot be used together", command: Self.name)
         }
     }
 

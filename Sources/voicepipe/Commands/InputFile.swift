@@ -4,28 +4,30 @@ import VoicePipeIO
 
 /// Opening input files the same way in every command, with errors mapped to exit statuses.
 enum InputFile {
-    /// The `--raw` option shared by commands that read audio files.
-    static let rawOption = Arguments.Option(
-        name: "raw", valueName: "rate:channels:type",
-        help: "Read a headerless file of interleaved samples, e.g. 8000:1:mulaw or 48000:2:int16 (types: \(RawEncoding.allCases.map(\.rawValue).joined(separator: ", ")); little-endian).")
+    /// The `--raw` option shared by commands that read audio files, bound to `field`.
+    static func rawOption<Options>(_ field: WritableKeyPath<Options, RawPCMFormat?>) -> OptionBinding<Options> {
+        .option("raw", "rate:channels:type", field, rawFormat,
+                help: "Read a headerless file of interleaved samples, e.g. 8000:1:mulaw or 48000:2:int16 (types: \(RawEncoding.allCases.map(\.rawValue).joined(separator: ", ")); little-endian).")
+    }
 
-    /// Parses a `--raw` value.
-    static func rawFormat(_ text: String?, command: String) throws(CommandFailure) -> RawPCMFormat? {
-        guard let text else { return nil }
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 3, let rate = Double(parts[0]), let channels = Int(parts[1]) else {
-            throw .usage("'--raw' must look like 48000:2:int16 (rate:channels:type), not '\(text)'", command: command)
+    /// A `--raw` value: rate, channels and sample type.
+    static var rawFormat: OptionValue<RawPCMFormat> {
+        OptionValue { text, flag, command throws(CommandFailure) in
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 3, let rate = Double(parts[0]), let channels = Int(parts[1]) else {
+                throw .usage("'\(flag)' must look like 48000:2:int16 (rate:channels:type), not '\(text)'", command: command)
+            }
+            guard rate == rate.rounded(), rate >= 1, rate <= RationalRatio.maximumRate else {
+                throw .usage("'\(flag)' rate must be a whole number of hertz from 1 to \(Int(RationalRatio.maximumRate)), not '\(parts[0])'", command: command)
+            }
+            guard (1...1024).contains(channels) else {
+                throw .usage("'\(flag)' channels must be 1 to 1024, not '\(parts[1])'", command: command)
+            }
+            guard let encoding = RawEncoding(rawValue: parts[2].lowercased()) else {
+                throw .usage("'\(flag)' type '\(parts[2])' is not one of \(RawEncoding.allCases.map(\.rawValue).joined(separator: ", "))", command: command)
+            }
+            return RawPCMFormat(sampleRate: rate, channelCount: channels, encoding: encoding)
         }
-        guard rate == rate.rounded(), rate >= 1, rate <= RationalRatio.maximumRate else {
-            throw .usage("'--raw' rate must be a whole number of hertz from 1 to \(Int(RationalRatio.maximumRate)), not '\(parts[0])'", command: command)
-        }
-        guard (1...1024).contains(channels) else {
-            throw .usage("'--raw' channels must be 1 to 1024, not '\(parts[1])'", command: command)
-        }
-        guard let encoding = RawEncoding(rawValue: parts[2].lowercased()) else {
-            throw .usage("'--raw' type '\(parts[2])' is not one of \(RawEncoding.allCases.map(\.rawValue).joined(separator: ", "))", command: command)
-        }
-        return RawPCMFormat(sampleRate: rate, channelCount: channels, encoding: encoding)
     }
 
     /// Opens a reader.

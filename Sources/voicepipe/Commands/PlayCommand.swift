@@ -7,15 +7,22 @@ import VoicePipeIO
 struct PlayCommand: Command {
     static let name = "play"
     static let abstract = "Play an audio file on an ALSA device through the Float32 playback path."
-    static let options: [Arguments.Option] = [
-        DeviceSupport.deviceOption,
-        Arguments.Option(name: "rate", valueName: "hz", help: "Insist on this device rate (default: the file's rate when the device takes it, else the device's native rate)."),
-        Arguments.Option(name: "channels", valueName: "n", help: "Insist on this many device channels (default: the file's count when the device takes it, else the device's native count)."),
-        InputFile.rawOption,
-    ]
-    static let flags: [Arguments.Flag] = [SummaryOptions.quietFlag]
+    struct Options: CommandOptions {
+        var device = DeviceOptions()
+        var raw: RawPCMFormat?
+        var summary = SummaryOptions()
+
+        static var bindings: [OptionBinding<Self>] {
+            [
+                DeviceOptions.deviceOption,
+                DeviceOptions.rateOption(help: "Insist on this device rate (default: the file's rate when the device takes it, else the device's native rate)."),
+                DeviceOptions.channelsOption(help: "Insist on this many device channels (default: the file's count when the device takes it, else the device's native count)."),
+            ].within(\.device) + [InputFile.rawOption(\.raw), SummaryOptions.quietFlag.within(\.summary)]
+        }
+    }
+
     static var help: String {
-        Arguments.help(
+        HelpText.make(
             usage: "voicepipe play <file>|- [--device <name>] [--rate <hz>] [--channels <n>] [options]",
             abstract: abstract,
             discussion: """
@@ -31,7 +38,7 @@ struct PlayCommand: Command {
                 "voicepipe play reply.wav",
                 "voicepipe play speech.flac --device plughw:0",
             ],
-            options: options, flags: flags)
+            bindings: Options.bindings)
     }
 
     let input: String
@@ -40,12 +47,12 @@ struct PlayCommand: Command {
     let raw: RawPCMFormat?
     let summary: SummaryOptions
 
-    init(arguments: Arguments) throws(CommandFailure) {
-        input = try arguments.positionals(exactly: ["file"], command: Self.name)[0]
-        summary = SummaryOptions(arguments)
-        device = DeviceSupport.deviceName(arguments)
-        preferences = try DeviceSupport.preferences(arguments, command: Self.name)
-        raw = try InputFile.rawFormat(arguments.value("raw"), command: Self.name)
+    init(options: Options, positionals: [String]) throws(CommandFailure) {
+        input = try Positionals.exactly(positionals, named: ["file"], command: Self.name)[0]
+        summary = options.summary
+        device = options.device.name
+        preferences = options.device.preferences
+        raw = options.raw
     }
 
     func run() throws(CommandFailure) -> ExitCode {

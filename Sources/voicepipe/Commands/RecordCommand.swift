@@ -7,19 +7,46 @@ import VoicePipeIO
 struct RecordCommand: Command {
     static let name = "record"
     static let abstract = "Record from an ALSA device to 16 kHz mono Int16 (WAV, or audio.chunk JSON Lines)."
-    static let options: [Arguments.Option] = [
-        DeviceSupport.deviceOption,
-        Arguments.Option(name: "seconds", valueName: "s", help: "Stop after this much device audio (default: until Ctrl-C)."),
-        Arguments.Option(name: "out", valueName: "file", help: "Write a 16 kHz mono Int16 file: .wav, .flac, .aif/.aiff or .raw/.pcm; '-' writes WAV to standard output."),
-        Arguments.Option(name: "frames", valueName: "file.jsonl", help: "Write audio.chunk messages, one per line ('-' for standard output)."),
-    ] + CaptureArguments.options + [
-        DeviceSupport.rateOption,
-        DeviceSupport.channelsOption,
-        Arguments.Option(name: "sample-type", valueName: "type", help: "Insist on a device sample type: int16, int32, float32 or float64 (default: the best it offers)."),
-    ]
-    static let flags: [Arguments.Flag] = [SummaryOptions.quietFlag]
+    struct Options: CommandOptions {
+        var device = DeviceOptions()
+        var seconds: Double?
+        var output: String?
+        var frames: String?
+        var capture = CaptureArguments()
+        var sampleType: SampleType?
+        var summary = SummaryOptions()
+
+        static var outOption: OptionBinding<Self> {
+            .option("out", "file", \.output, .text, help: "Write a 16 kHz mono Int16 file: .wav, .flac, .aif/.aiff or .raw/.pcm; '-' writes WAV to standard output.")
+        }
+        static var framesOption: OptionBinding<Self> {
+            .option("frames", "file.jsonl", \.frames, .text, help: "Write audio.chunk messages, one per line ('-' for standard output).")
+        }
+        static var bindings: [OptionBinding<Self>] {
+            [
+                DeviceOptions.deviceOption.within(\.device),
+                .option("seconds", "s", \.seconds, .decimal(in: 0.001...86_400), help: "Stop after this much device audio (default: until Ctrl-C)."),
+                outOption,
+                framesOption,
+            ] + CaptureArguments.bindings.within(\.capture) + [DeviceOptions.rateOption(), DeviceOptions.channelsOption()].within(\.device) + [
+                .option("sample-type", "type", \.sampleType, sampleTypeValue, help: "Insist on a device sample type: int16, int32, float32 or float64 (default: the best it offers)."),
+                SummaryOptions.quietFlag.within(\.summary),
+            ]
+        }
+
+        /// A sample type by name, in any case.
+        private static var sampleTypeValue: OptionValue<SampleType> {
+            OptionValue { text, flag, command throws(CommandFailure) in
+                guard let sampleType = SampleType(rawValue: text.lowercased()) else {
+                    throw .usage("'\(flag)' must be one of \(SampleType.allCases.map(\.rawValue).joined(separator: ", ")), not '\(text)'", command: command)
+                }
+                return sampleType
+            }
+        }
+    }
+
     static var help: String {
-        Arguments.help(
+        HelpText.make(
             usage: "voicepipe record (--out <file> | --frames <file.jsonl>) [--seconds <s>] [options]",
             abstract: abstract,
             discussion: """
@@ -39,7 +66,7 @@ struct RecordCommand: Command {
                 "voicepipe record --seconds 5 --out question.wav",
                 "voicepipe record --device plughw:1 --frames - | nc runtime 9000",
             ],
-            options: options, flags: flags)
+            bindings: Options.bindings)
     }
 
     let device: String
@@ -49,26 +76,22 @@ struct RecordCommand: Command {
     let capture: CaptureArguments
     let summary: SummaryOptions
 
-    init(arguments: Arguments) throws(CommandFailure) {
-        summary = SummaryOptions(arguments)
-        _ = try arguments.positionals(exactly: [], command: Self.name)
-        device = DeviceSupport.deviceName(arguments)
-        var preferences = try DeviceSupport.preferences(arguments, command: Self.name)
-        if let type = arguments.value("sample-type") {
-            guard let sampleType = SampleType(rawValue: type.lowercased()) else {
-                throw .usage("'--sample-type' must be one of int16, int32, float32, float64, not '\(type)'", command: Self.name)
-            }
-            preferences.sampleType = sampleType
-        }
+    init(options: Options, positionals: [String]) throws(CommandFailure) {
+        summary = options.summary
+        _ = try Positionals.exactly(positionals, named: [], command: Self.name)
+        device = options.device.name
+        var preferences = options.device.preferences
+        preferences.sampleType = options.sampleType
         self.preferences = preferences
-        seconds = try arguments.decimal("seconds", in: 0.001...86_400, command: Self.name)
-        switch (arguments.value("out"), arguments.value("frames")) {
+        seconds = options.seconds
+        let outFlag = Options.outOption.flag, framesFlag = Options.framesOption.flag
+        switch (options.output, options.frames) {
         case (let path?, nil): output = .audioFile(path: path, container: try OutputFile.container(for: path, command: Self.name))
         case (nil, let frames?): output = .jsonLines(path: frames)
-        case (nil, nil): throw .usage("say where to write: '--out <file.wav>' or '--frames <file.jsonl>'", command: Self.name)
-        case (_?, _?): throw .usage("'--out' and '--frames' cannot be combined; choose one", command: Self.name)
+        case (nil, nil): throw .usage("say where to write: '\(outFlag) <file.wav>' or '\(framesFlag) <file.jsonl>'", command: Self.name)
+        case (_?, _?): throw .usage("'\(outFlag)' and '\(framesFlag)' cannot be combined; choose one", command: Self.name)
         }
-        capture = try CaptureArguments(arguments, command: Self.name)
+        capture = options.capture
     }
 
     func run() throws(CommandFailure) -> ExitCode {

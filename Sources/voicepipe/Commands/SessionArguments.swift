@@ -4,6 +4,92 @@ import VoicePipeCore
 import VoicePipeIO
 import VoicePipeSession
 
+extension SessionCommand {
+    /// The session command's options, each bound once to its flag.
+    struct Options: CommandOptions {
+        var texts: [String] = []
+        var output: String?
+        var log: String?
+        var runtimeCommand: String?
+        var microphone: String?
+        var speaker: String?
+        var context: [(key: String, value: String)] = []
+        var sessionId: String?
+        var replyTimeout: Double?
+        var longRunningTools: [String] = []
+        var embeddedFault: EmbeddedRuntimeOptions.Misbehaviour?
+        var raw: RawPCMFormat?
+        var webSocket = WebSocketArguments()
+        var capture = CaptureArguments()
+        var fast = false
+        var stdio = false
+        var summary = SummaryOptions()
+
+        static var textOption: OptionBinding<Self> {
+            .repeated("text", "text", \.texts, .text, help: "Type this as a turn (repeatable; queued while connecting, sent in order).")
+        }
+        static var outOption: OptionBinding<Self> {
+            .option("out", "file.wav", \.output, .text, help: "Write the reply audio here as 24 kHz Float32 WAV (AIFF by extension; '-' is standard output).")
+        }
+        static var runtimeCommandOption: OptionBinding<Self> {
+            .option("runtime-command", "cmd", \.runtimeCommand, .text, help: "Start this shell command as the runtime and speak JSON Lines on its standard input and output.")
+        }
+        static var micOption: OptionBinding<Self> {
+            .option("mic", "device", \.microphone, .text, help: "Capture live from this ALSA device instead of a file (see 'voicepipe devices').")
+        }
+        static var speakerOption: OptionBinding<Self> {
+            .option("speaker", "device", \.speaker, .text, help: "Play the reply on this ALSA device as it arrives.")
+        }
+        static var embeddedFaultOption: OptionBinding<Self> {
+            .option("embedded-fault", "fault", \.embeddedFault, .choice, help: "Make the embedded runtime misbehave, for testing: fail, silent or stall.")
+        }
+        static var fastFlag: OptionBinding<Self> {
+            .flag("fast", \.fast, help: "Send the input file as fast as the runtime takes it instead of at real-time pace.")
+        }
+        static var stdioFlag: OptionBinding<Self> {
+            .flag("stdio", \.stdio, help: "Speak JSON Lines on standard input and output to whatever is connected there (the timeline goes to stderr).")
+        }
+        static var bindings: [OptionBinding<Self>] {
+            [
+                textOption,
+                outOption,
+                .option("log", "file.jsonl", \.log, .text, help: "Write every message both ways, timed, as JSON Lines (audio summarised, not copied)."),
+                runtimeCommandOption,
+                micOption,
+                speakerOption,
+                .repeated("context", "key=value", \.context, contextValue, help: "Add to the session.start context (repeatable); persona and vehicle name the session."),
+                .option("session-id", "id", \.sessionId, sessionIdValue, help: "The session id sent in session.start (default: a fresh random one)."),
+                .option("reply-timeout", "seconds", \.replyTimeout, .decimal(in: 0.1...3_600), help: "Longest wait from the end of a turn to the reply (default 15)."),
+                .repeated("long-running-tool", "name", \.longRunningTools, .text, help: "A tool that may take long: a turn that calls it gets 90 s (repeatable)."),
+                embeddedFaultOption,
+                InputFile.rawOption(\.raw),
+            ] + WebSocketArguments.bindings.within(\.webSocket) + CaptureArguments.bindings.within(\.capture) + [
+                fastFlag,
+                stdioFlag,
+                SummaryOptions.quietFlag.within(\.summary),
+            ]
+        }
+
+        /// A `--context` pair: `key=value`, the key not empty.
+        private static var contextValue: OptionValue<(key: String, value: String)> {
+            OptionValue { pair, flag, command throws(CommandFailure) in
+                guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
+                    throw .usage("'\(flag)' takes key=value, not '\(pair)'", command: command)
+                }
+                return (String(pair[..<equals]), String(pair[pair.index(after: equals)...]))
+            }
+        }
+
+        /// A session id, not empty.
+        private static var sessionIdValue: OptionValue<String> {
+            OptionValue { text, flag, command throws(CommandFailure) in
+                guard !text.isEmpty else { throw .usage("'\(flag)' cannot be empty", command: command) }
+                return text
+            }
+        }
+    }
+}
+
 /// Which runtime a session talks to.
 enum SessionRuntimeChoice: CustomStringConvertible, Sendable {
     /// The in-process runtime (the default).
@@ -15,36 +101,34 @@ enum SessionRuntimeChoice: CustomStringConvertible, Sendable {
     /// A WebSocket server (`--url`), each connection made (and signed) by the connector.
     case webSocket(WebSocketConnector)
 
-    init(_ arguments: Arguments, fast: Bool, command: String) throws(CommandFailure) {
-        let fault = try arguments.value("embedded-fault").map { name throws(CommandFailure) -> EmbeddedRuntimeOptions.Misbehaviour in
-            guard let fault = EmbeddedRuntimeOptions.Misbehaviour(rawValue: name) else {
-                throw .usage("'--embedded-fault' must be one of \(EmbeddedRuntimeOptions.Misbehaviour.allCases.map(\.rawValue).joined(separator: ", ")), not '\(name)'", command: command)
-            }
-            return fault
-        }
-        let connector = try WebSocketArguments.connector(arguments, environment: ProcessInfo.processInfo.environment,
-                                                         homeDirectory: NSHomeDirectory(), command: command)
+    init(_ options: SessionCommand.Options, command: String) throws(CommandFailure) {
+        typealias Options = SessionCommand.Options
+        let fault = options.embeddedFault
+        let stdio = Options.stdioFlag.flag, runtimeCommand = Options.runtimeCommandOption.flag
+        let faultOnlyEmbedded = "'\(Options.embeddedFaultOption.flag)' applies to the embedded runtime only"
+        let connector = try options.webSocket.connector(environment: ProcessInfo.processInfo.environment,
+                                                        homeDirectory: NSHomeDirectory(), command: command)
         if let connector {
-            if arguments.has("stdio") || arguments.value("runtime-command") != nil {
-                throw .usage("'--url' cannot be combined with '--stdio' or '--runtime-command'; choose one runtime", command: command)
+            if options.stdio || options.runtimeCommand != nil {
+                throw .usage("'\(WebSocketArguments.urlOption.flag)' cannot be combined with '\(stdio)' or '\(runtimeCommand)'; choose one runtime", command: command)
             }
-            if fault != nil { throw .usage("'--embedded-fault' applies to the embedded runtime only", command: command) }
+            if fault != nil { throw .usage(faultOnlyEmbedded, command: command) }
             self = .webSocket(connector)
             return
         }
-        switch (arguments.has("stdio"), arguments.value("runtime-command")) {
+        switch (options.stdio, options.runtimeCommand) {
         case (true, _?):
-            throw .usage("'--stdio' and '--runtime-command' cannot be combined; choose one runtime", command: command)
+            throw .usage("'\(stdio)' and '\(runtimeCommand)' cannot be combined; choose one runtime", command: command)
         case (true, nil):
             self = .standardStreams
         case (false, let line?):
-            guard !line.allSatisfy(\.isWhitespace) else { throw .usage("'--runtime-command' needs a command to run", command: command) }
+            guard !line.allSatisfy(\.isWhitespace) else { throw .usage("'\(runtimeCommand)' needs a command to run", command: command) }
             self = .command(line)
         case (false, nil):
-            self = .embedded(EmbeddedRuntimeOptions(pacing: fast ? .unpaced : .realTime, misbehaviour: fault))
+            self = .embedded(EmbeddedRuntimeOptions(pacing: options.fast ? .unpaced : .realTime, misbehaviour: fault))
             return
         }
-        if fault != nil { throw .usage("'--embedded-fault' applies to the embedded runtime only", command: command) }
+        if fault != nil { throw .usage(faultOnlyEmbedded, command: command) }
     }
 
     var usesStandardStreams: Bool {
@@ -81,22 +165,16 @@ enum SessionRuntimeChoice: CustomStringConvertible, Sendable {
 /// The session command's pieces, each from its options.
 enum SessionArguments {
     /// The session's figures: id, context, reply timeout, long-running tools.
-    static func configuration(_ arguments: Arguments, command: String) throws(CommandFailure) -> SessionConfiguration {
+    static func configuration(_ options: SessionCommand.Options) -> SessionConfiguration {
         var context = JSONObject()
-        for pair in arguments.values("context") {
-            guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
-                throw .usage("'--context' takes key=value, not '\(pair)'", command: command)
-            }
-            context[String(pair[..<equals])] = .string(String(pair[pair.index(after: equals)...]))
-        }
+        for (key, value) in options.context { context[key] = .string(value) }
         let random = String(UInt32.random(in: .min ... .max), radix: 16)
-        let sessionId = arguments.value("session-id") ?? "voicepipe-" + String(repeating: "0", count: 8 - random.count) + random
-        guard !sessionId.isEmpty else { throw .usage("'--session-id' cannot be empty", command: command) }
-        var configuration = SessionConfiguration(sessionId: sessionId, context: context, longRunningTools: Set(arguments.values("long-running-tool")))
-        if let seconds = try arguments.decimal("reply-timeout", in: 0.1...3_600, command: command) {
+        let sessionId = options.sessionId ?? "voicepipe-" + String(repeating: "0", count: 8 - random.count) + random
+        var configuration = SessionConfiguration(sessionId: sessionId, context: context, longRunningTools: Set(options.longRunningTools))
+        if let seconds = options.replyTimeout {
             configuration.replyTimeout = .seconds(seconds)
         }
-        if let seconds = try WebSocketArguments.rotation(arguments, command: command) {
+        if let seconds = options.webSocket.rotateAfter {
             configuration.rotateAfter = .seconds(seconds)
         }
         return configuration
@@ -105,29 +183,31 @@ enum SessionArguments {
     /// Refuses combinations that cannot work, before anything is opened.
     static func check(input: String?, texts: [String], microphone: String?, output: String?, speaker: String?, log: String?,
                       transport: SessionRuntimeChoice, fast: Bool, command: String) throws(CommandFailure) {
-        if input != nil && microphone != nil { throw .usage("give an input file or '--mic', not both", command: command) }
+        typealias Options = SessionCommand.Options
+        let mic = Options.micOption, textOption = Options.textOption, out = Options.outOption.flag, stdio = Options.stdioFlag.flag
+        if input != nil && microphone != nil { throw .usage("give an input file or '\(mic.flag)', not both", command: command) }
         if input == nil && microphone == nil && texts.isEmpty {
-            throw .usage("say what to send: an input file, '--mic <device>' or '--text <text>'", command: command)
+            throw .usage("say what to send: an input file, '\(mic.flag) <\(mic.valueName ?? "")>' or '\(textOption.flag) <\(textOption.valueName ?? "")>'", command: command)
         }
-        if fast && input == nil { throw .usage("'--fast' applies to an input file", command: command) }
-        if output != nil && speaker != nil { throw .usage("give '--out' or '--speaker', not both", command: command) }
+        if fast && input == nil { throw .usage("'\(Options.fastFlag.flag)' applies to an input file", command: command) }
+        if output != nil && speaker != nil { throw .usage("give '\(out)' or '\(Options.speakerOption.flag)', not both", command: command) }
         if let output, output != "-" {
             let container = try OutputFile.container(for: output, command: command)
             guard container == .wav || container == .aiff else {
-                throw .usage("reply audio is Float32, which \(container) cannot hold; give '--out' a .wav or .aiff name", command: command)
+                throw .usage("reply audio is Float32, which \(container) cannot hold; give '\(out)' a .wav or .aiff name", command: command)
             }
         }
         if transport.usesStandardStreams {
             // A closed descriptor 0 or 1 would be reused by the first file opened.
             guard fcntl(STDIN_FILENO, F_GETFD) >= 0, fcntl(STDOUT_FILENO, F_GETFD) >= 0 else {
-                throw .usage("with '--stdio', standard input and output must be open: they carry the runtime's messages", command: command)
+                throw .usage("with '\(stdio)', standard input and output must be open: they carry the runtime's messages", command: command)
             }
-            if input == "-" { throw .usage("with '--stdio', standard input carries the runtime's messages; give the input as a file", command: command) }
-            if output == "-" || log == "-" { throw .usage("with '--stdio', standard output carries messages to the runtime; write the reply and log to files", command: command) }
+            if input == "-" { throw .usage("with '\(stdio)', standard input carries the runtime's messages; give the input as a file", command: command) }
+            if output == "-" || log == "-" { throw .usage("with '\(stdio)', standard output carries messages to the runtime; write the reply and log to files", command: command) }
         }
         if output == "-" && log == "-" { throw .usage("the reply audio and the log cannot both go to standard output", command: command) }
         for text in texts where !text.contains(where: { !$0.isWhitespace }) {
-            throw .usage("'--text' needs some text", command: command)
+            throw .usage("'\(textOption.flag)' needs some text", command: command)
         }
     }
 
@@ -172,7 +252,10 @@ enum SessionArguments {
                 throw CommandFailure("cannot create '\(path)': \(error.message)", exitCode: .cannotCreate)
             }
         }
-        guard let speaker else { return (DiscardedReplyOutput(), "reply audio is not played; give '--out <file.wav>' or '--speaker <device>'") }
+        guard let speaker else {
+            let out = SessionCommand.Options.outOption, speakerOption = SessionCommand.Options.speakerOption
+            return (DiscardedReplyOutput(), "reply audio is not played; give '\(out.flag) <\(out.valueName ?? "")>' or '\(speakerOption.flag) <\(speakerOption.valueName ?? "")>'")
+        }
         do {
             return (try DeviceReplyOutput(device: PlaybackDevice.open(name: speaker)), nil)
         } catch let error as AudioUnavailable {

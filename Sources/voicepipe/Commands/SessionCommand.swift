@@ -8,27 +8,8 @@ import VoicePipeSession
 struct SessionCommand: Command {
     static let name = "session"
     static let abstract = "Run a voice session: speech from a file or microphone through a runtime, the reply to a file or speaker."
-    static let options: [Arguments.Option] = [
-        Arguments.Option(name: "text", valueName: "text", help: "Type this as a turn (repeatable; queued while connecting, sent in order).", repeatable: true),
-        Arguments.Option(name: "out", valueName: "file.wav", help: "Write the reply audio here as 24 kHz Float32 WAV (AIFF by extension; '-' is standard output)."),
-        Arguments.Option(name: "log", valueName: "file.jsonl", help: "Write every message both ways, timed, as JSON Lines (audio summarised, not copied)."),
-        Arguments.Option(name: "runtime-command", valueName: "cmd", help: "Start this shell command as the runtime and speak JSON Lines on its standard input and output."),
-        Arguments.Option(name: "mic", valueName: "device", help: "Capture live from this ALSA device instead of a file (see 'voicepipe devices')."),
-        Arguments.Option(name: "speaker", valueName: "device", help: "Play the reply on this ALSA device as it arrives."),
-        Arguments.Option(name: "context", valueName: "key=value", help: "Add to the session.start context (repeatable); persona and vehicle name the session.", repeatable: true),
-        Arguments.Option(name: "session-id", valueName: "id", help: "The session id sent in session.start (default: a fresh random one)."),
-        Arguments.Option(name: "reply-timeout", valueName: "seconds", help: "Longest wait from the end of a turn to the reply (default 15)."),
-        Arguments.Option(name: "long-running-tool", valueName: "name", help: "A tool that may take long: a turn that calls it gets 90 s (repeatable).", repeatable: true),
-        Arguments.Option(name: "embedded-fault", valueName: "fault", help: "Make the embedded runtime misbehave, for testing: fail, silent or stall."),
-        InputFile.rawOption,
-    ] + WebSocketArguments.options + CaptureArguments.options
-    static let flags: [Arguments.Flag] = [
-        Arguments.Flag(name: "fast", help: "Send the input file as fast as the runtime takes it instead of at real-time pace."),
-        Arguments.Flag(name: "stdio", help: "Speak JSON Lines on standard input and output to whatever is connected there (the timeline goes to stderr)."),
-        SummaryOptions.quietFlag,
-    ]
     static var help: String {
-        Arguments.help(
+        HelpText.make(
             usage: "voicepipe session [<input>] [--text <text>]... [--out <file.wav>] [--log <file.jsonl>] [--fast] [--stdio | --runtime-command <cmd> | --url <ws(s)://host[:port]/path>] [--mic <device>] [--speaker <device>] [--context <key=value>]...",
             abstract: abstract,
             discussion: """
@@ -61,7 +42,7 @@ struct SessionCommand: Command {
                 "voicepipe session take.wav --url 'wss://bedrock-agentcore.us-west-2.amazonaws.com/runtimes/<arn>/ws' --aws-sigv4 presign --rotate-after 420",
                 "voicepipe session --mic default --speaker default",
             ],
-            options: options, flags: flags)
+            bindings: Options.bindings)
             + "\n  75  the runtime failed, or did not answer in time (EX_TEMPFAIL)"
     }
 
@@ -78,21 +59,20 @@ struct SessionCommand: Command {
     let raw: RawPCMFormat?
     let capture: CaptureArguments
 
-    init(arguments: Arguments) throws(CommandFailure) {
-        let positionals = arguments.positionals
+    init(options: Options, positionals: [String]) throws(CommandFailure) {
         guard positionals.count <= 1 else { throw .usage("give at most one input file, not \(positionals.count)", command: Self.name) }
         input = positionals.first
-        texts = arguments.values("text")
-        outputPath = arguments.value("out")
-        logPath = arguments.value("log")
-        microphone = arguments.value("mic")
-        speaker = arguments.value("speaker")
-        fast = arguments.has("fast")
-        quiet = arguments.has("quiet")
-        raw = try InputFile.rawFormat(arguments.value("raw"), command: Self.name)
-        capture = try CaptureArguments(arguments, command: Self.name)
-        transport = try SessionRuntimeChoice(arguments, fast: fast, command: Self.name)
-        configuration = try SessionArguments.configuration(arguments, command: Self.name)
+        texts = options.texts
+        outputPath = options.output
+        logPath = options.log
+        microphone = options.microphone
+        speaker = options.speaker
+        fast = options.fast
+        quiet = options.summary.quiet
+        raw = options.raw
+        capture = options.capture
+        transport = try SessionRuntimeChoice(options, command: Self.name)
+        configuration = SessionArguments.configuration(options)
         try SessionArguments.check(input: input, texts: texts, microphone: microphone, output: outputPath, speaker: speaker, log: logPath, transport: transport, fast: fast, command: Self.name)
     }
 
