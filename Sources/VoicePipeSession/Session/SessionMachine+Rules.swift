@@ -28,12 +28,26 @@ extension SessionMachine {
         actions.append(.note(.stateChanged(from: before, to: after)))
     }
 
-    /// Leaves the connection for `error(failure)`, closing the transport when `closing`.
-    mutating func fail(_ failure: SessionFailure, closing: Bool, from before: SessionState? = nil, at now: SessionInstant, _ actions: inout [SessionAction]) {
-        let before = before ?? state
+    /// Leaves the live connection for `next`: the connection is discarded whole, and frames a
+    /// rotation still held for it count as dropped.
+    mutating func leave(_ live: LiveConnection, _ phase: LivePhase, for next: State, _ actions: inout [SessionAction]) {
+        if let rotation = live.rotation {
+            ledger.counters.framesDropped += rotation.held.filter { if case .frame = $0 { true } else { false } }.count
+        }
+        enter(next, from: phase.state, &actions)
+    }
+
+    /// Fails the session (leaving the live connection, when `leaving` is it) for `error(failure)`,
+    /// closing the transport when `closing`.
+    mutating func fail(_ failure: SessionFailure, closing: Bool, leaving: (LiveConnection, LivePhase)? = nil, at now: SessionInstant, _ actions: inout [SessionAction]) {
         ledger.toolDrawer.append(.sessionEnded(reason: failure.description, at: now))
         if closing { actions.append(.closeTransport) }
-        enter(.error(failure, awaitingClose: closing), from: before, &actions)
+        let next = State.error(failure, awaitingClose: closing)
+        if let (live, phase) = leaving {
+            leave(live, phase, for: next, &actions)
+        } else {
+            enter(next, from: state, &actions)
+        }
     }
 
     mutating func ignore(_ event: String, in state: SessionState? = nil, _ actions: inout [SessionAction]) {
@@ -72,7 +86,7 @@ extension SessionMachine {
 
     func isQuietAndReady(_ live: LiveConnection, _ phase: LivePhase) -> Bool {
         guard case .ready = phase else { return false }
-        return live.isQuiet && texts.inFlight.isEmpty
+        return live.isQuiet && texts.waitingCount == 0
     }
 
     func endOfInputDeadline(_ live: LiveConnection, _ phase: LivePhase) -> SessionInstant? {
@@ -106,12 +120,18 @@ extension SessionMachine {
         return stall(&live, at: now, dropped: true, &actions)
     }
 
-    /// What a rotation held, in order, as the actions that send it.
-    static func release(_ rotation: LiveConnection.Rotation, _ actions: inout [SessionAction]) {
+    /// What a rotation held, in order, as the actions that send it. Texts typed meanwhile stayed
+    /// queued; an end asked for meanwhile sends them first, since they were typed before it.
+    mutating func release(_ rotation: LiveConnection.Rotation, _ actions: inout [SessionAction]) {
         for held in rotation.held {
             switch held {
-            case .message(let message): actions.append(.send(message))
-            case .frame(let frame): actions.append(.sendCapturedFrame(frame))
+            case .message(.sessionEnd):
+                for text in texts.takeQueued() { actions.append(.sendText(text)) }
+                actions.append(.send(.sessionEnd))
+            case .message(let message):
+                actions.append(.send(message))
+            case .frame(let frame):
+                actions.append(.sendCapturedFrame(frame))
             }
         }
     }
@@ -138,14 +158,11 @@ extension SessionMachine {
 
     /// Audio could not go out (dropped, or waiting), on the connection if live.
     mutating func recordStall(at now: SessionInstant, dropped: Bool, _ actions: inout [SessionAction]) {
-        guard case .live(var live, let phase) = current else {
-            if dropped { actions.append(.note(.audioDropped(totalFrames: ledger.counters.framesDropped))) }
-            return
-        }
+        guard case .live(var live, let phase) = current else { return }
         current = .modifying
         let failure = stall(&live, at: now, dropped: dropped, &actions)
         current = .live(live, phase)
-        if let failure { fail(failure, closing: true, from: phase.state, at: now, &actions) }
+        if let failure { fail(failure, closing: true, leaving: (live, phase), at: now, &actions) }
     }
 
     /// From the first instant of a run of audio that could not go out, the stall limit counts down.

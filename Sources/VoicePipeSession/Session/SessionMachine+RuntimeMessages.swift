@@ -52,10 +52,10 @@ extension SessionMachine {
         case .sessionEnded(let reason):
             ledger.toolDrawer.append(.sessionEnded(reason: reason ?? "the runtime ended the session", at: now))
             actions.append(.closeTransport)
-            enter(.disconnected(awaitingClose: true), from: phase.state, &actions)
+            leave(live, phase, for: .disconnected(awaitingClose: true), &actions)
             return scheduling(&actions)
         case .error(let message, let code):
-            fail(.runtimeError(message: message, code: code), closing: true, from: phase.state, at: now, &actions)
+            fail(.runtimeError(message: message, code: code), closing: true, leaving: (live, phase), at: now, &actions)
             return scheduling(&actions)
         case .debug(let message):
             actions.append(.note(.runtimeDebug(message)))

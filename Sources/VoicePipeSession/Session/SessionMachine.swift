@@ -95,7 +95,7 @@ public struct SessionMachine: Sendable {
                                            continuesSessionId: configuration.sessionId)))
         ledger.toolDrawer.append(.sessionStarted(sessionId: configuration.sessionId, at: now))
         actions.append(.note(.rotated(gap: now - rotation.startedAt)))
-        Self.release(rotation, &actions)
+        release(rotation, &actions)
         actions.append(.closeReplacedTransport)
         current = .live(live, phase)
         sendQueuedTexts(&actions)
@@ -114,7 +114,7 @@ public struct SessionMachine: Sendable {
         live.rotation = nil
         live.rotationNotBefore = now + configuration.rotationRetryDelay
         actions.append(.note(.rotationFailed(reason)))
-        Self.release(rotation, &actions)
+        release(rotation, &actions)
         current = .live(live, phase)
         sendQueuedTexts(&actions)
         return scheduling(&actions)
@@ -131,11 +131,11 @@ public struct SessionMachine: Sendable {
             current = .error(failure, awaitingClose: false)
         case .connecting:
             fail(.transport(detail), closing: false, at: now, &actions)
-        case .live(let live, _) where live.isEnding && orderly:
+        case .live(let live, let phase) where live.isEnding && orderly:
             ledger.toolDrawer.append(.sessionEnded(reason: "the runtime closed the connection without session.ended", at: now))
-            enter(.disconnected(awaitingClose: false), from: state, &actions)
-        case .live:
-            fail(.transport(detail), closing: false, at: now, &actions)
+            leave(live, phase, for: .disconnected(awaitingClose: false), &actions)
+        case .live(let live, let phase):
+            fail(.transport(detail), closing: false, leaving: (live, phase), at: now, &actions)
         case .disconnected, .error, .modifying:
             ignore("transport closed", &actions)
         }
@@ -149,8 +149,8 @@ public struct SessionMachine: Sendable {
         var actions = [SessionAction]()
         if type == .audioChunk {
             recordDrop(at: now, &actions)
-        } else if case .live = current {
-            fail(.transport("\(type) could not be sent: \(reason)"), closing: true, at: now, &actions)
+        } else if case .live(let live, let phase) = current {
+            fail(.transport("\(type) could not be sent: \(reason)"), closing: true, leaving: (live, phase), at: now, &actions)
         } else {
             ignore("send failed", &actions)
         }
@@ -170,10 +170,10 @@ public struct SessionMachine: Sendable {
             current = .modifying
             beginEnding("the user ended the session", &live, at: now, &actions)
             current = .live(live, phase)
-        case .live(_, let phase):
+        case .live(let live, let phase):
             ledger.toolDrawer.append(.sessionEnded(reason: "the user ended the session before the runtime confirmed it", at: now))
             actions.append(.closeTransport)
-            enter(.disconnected(awaitingClose: true), from: phase.state, &actions)
+            leave(live, phase, for: .disconnected(awaitingClose: true), &actions)
         case .disconnected, .error, .modifying:
             ignore("end", &actions)
         }
@@ -205,7 +205,7 @@ public struct SessionMachine: Sendable {
         if live.rotation == nil {
             actions.append(.sendCapturedFrame(frame))
         } else if let failure = hold(frame, &live, at: now, &actions) {
-            fail(failure, closing: true, from: phase.state, at: now, &actions)
+            fail(failure, closing: true, leaving: (live, phase), at: now, &actions)
             return scheduling(&actions)
         }
         switch live.gate.process(frame.level, duration: .samples(frame.samples.count, at: configuration.captureSampleRate)) {
@@ -409,11 +409,11 @@ public struct SessionMachine: Sendable {
         case .live(var live, var phase):
             current = .modifying
             if let failure = liveTick(&live, &phase, at: now, &actions) {
-                fail(failure, closing: true, from: phase.state, at: now, &actions)
+                fail(failure, closing: true, leaving: (live, phase), at: now, &actions)
                 break
             }
             current = .live(live, phase)
-            sendQueuedTexts(&actions)
+            if texts.retryAt.map({ now >= $0 }) ?? true { sendQueuedTexts(&actions) }
             endIfEverythingAnswered(at: now, &actions)
             rotateIfDue(at: now, &actions)
         case .connecting, .disconnected, .error, .modifying:
