@@ -21,7 +21,7 @@ let package = Package(
         // converters, base64 and audio.chunk, the playback pipeline, the device contracts.
         // No Foundation, no I/O. The standard library's rounding and square root lower to libm
         // calls in debug builds.
-        .target(name: "VoicePipeCore", dependencies: ["CVoicePipeKernels", "CThreadAnnotations"], linkerSettings: [.linkedLibrary("m")]),
+        .target(name: "VoicePipeCore", dependencies: ["CVoicePipeKernels"], linkerSettings: [.linkedLibrary("m")]),
         // Lock annotations for ThreadSanitizer (empty unless built with --sanitize=thread).
         .target(name: "CThreadAnnotations"),
 
@@ -38,7 +38,7 @@ let package = Package(
         .target(name: "CVoicePipeKernels", linkerSettings: [.linkedLibrary("m")]),
 
         // Files (libsndfile), devices (ALSA), the libsamplerate backend.
-        .target(name: "VoicePipeIO", dependencies: ["VoicePipeCore", "CSampleRate", "CSndFile", "CALSA"]),
+        .target(name: "VoicePipeIO", dependencies: ["VoicePipeCore", "CSampleRate", "CSndFile", "CALSA", "CThreadAnnotations"]),
 
         // The pure half of a session: the wire protocol (every message type), and the session's
         // state machine. Core only: no Foundation, no clock, no I/O.

@@ -1,5 +1,6 @@
 import Synchronization
 import VoicePipeCore
+import VoicePipeIO
 
 /// A stand-in audio device that reports whatever format a test gives it.
 ///

@@ -2,6 +2,7 @@ import Glibc
 import Synchronization
 import VoicePipeClient
 import VoicePipeCore
+import VoicePipeIO
 import VoicePipeSession
 
 /// A session clock that moves only when a test moves it.

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import VoicePipeCore
+import VoicePipeIO
 
 /// The Python runtime server of `Samples/runtime-server` (or another script speaking its event
 /// format), started on a free loopback port for a test and stopped when the test is done.

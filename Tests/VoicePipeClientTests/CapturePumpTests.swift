@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import VoicePipeClient
 import VoicePipeCore
+import VoicePipeIO
 import VoicePipeTestSupport
 
 /// The capture pump moves device audio through the ring and the converter on another thread,

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import VoicePipeClient
 import VoicePipeCore
+import VoicePipeIO
 import VoicePipeSession
 import VoicePipeTestSupport
 

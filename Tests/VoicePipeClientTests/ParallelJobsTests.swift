@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import VoicePipeClient
 import VoicePipeCore
+import VoicePipeIO
 
 /// Independent jobs on a bounded number of threads: every job once, results in job order,
 /// completions on the calling thread.

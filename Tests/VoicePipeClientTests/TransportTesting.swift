@@ -4,6 +4,7 @@ import Glibc
 import Synchronization
 import VoicePipeClient
 import VoicePipeCore
+import VoicePipeIO
 import VoicePipeSession
 
 /// Reading transport events and driving the far end of descriptors in tests, with every wait

@@ -3,6 +3,7 @@ import Glibc
 import Testing
 import VoicePipeClient
 import VoicePipeCore
+import VoicePipeIO
 import VoicePipeSession
 import VoicePipeTestSupport
 

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import VoicePipeCore
+import VoicePipeIO
 
 /// Independent jobs (one per file of a batch, say) on up to `width` threads at once.
 ///

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import VoicePipeCore
+import VoicePipeIO
 import VoicePipeProtocols
 import VoicePipeSession
 

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import VoicePipeCore
+import VoicePipeIO
 import VoicePipeSession
 
 /// Reply audio on a playback device (a speaker): a ``ReplyPlayer`` whose queue a thread of its own

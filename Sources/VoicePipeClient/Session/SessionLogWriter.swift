@@ -1,4 +1,5 @@
 import VoicePipeCore
+import VoicePipeIO
 import VoicePipeSession
 
 /// Writes a session's traffic as JSON Lines: every message both ways, with its direction and the

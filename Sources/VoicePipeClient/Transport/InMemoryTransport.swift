@@ -1,5 +1,6 @@
 import Synchronization
 import VoicePipeCore
+import VoicePipeIO
 import VoicePipeSession
 
 /// Two ends of one connection inside a process: what one end sends, the other receives.

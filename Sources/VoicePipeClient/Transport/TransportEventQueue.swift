@@ -1,5 +1,6 @@
 import Synchronization
 import VoicePipeCore
+import VoicePipeIO
 import VoicePipeSession
 
 /// The receiving half every transport shares: events pushed from any thread, read in order either

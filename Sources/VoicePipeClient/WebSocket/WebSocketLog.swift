@@ -2,6 +2,7 @@ import CWebSockets
 import Glibc
 import Synchronization
 import VoicePipeCore
+import VoicePipeIO
 
 /// libwebsockets' log, kept off the terminal: lws writes its errors to standard error by default,
 /// which would mix with a session's timeline. Its last error line is kept instead, for a failure

@@ -2,6 +2,7 @@ import CWebSockets
 import Glibc
 import Synchronization
 import VoicePipeCore
+import VoicePipeIO
 import VoicePipeProtocols
 import VoicePipeSession
 
