@@ -520,19 +520,9 @@ public final class SessionDriver: @unchecked Sendable {
         case .playReply(let chunk):
             play(chunk, at: now)
         case .cutPlayback:
-            guard !outputBroken else { return }
-            do {
-                try output.cut()
-            } catch {
-                playbackFailed(error, at: now)
-            }
+            withOutput(at: now) { output throws(ReplyPlayerError) in try output.cut() }
         case .endReply:
-            guard !outputBroken else { return }
-            do {
-                try output.replyEnded()
-            } catch {
-                playbackFailed(error, at: now)
-            }
+            withOutput(at: now) { output throws(ReplyPlayerError) in try output.replyEnded() }
         case .scheduleTick(let at):
             tickAt = at
         case .rotateTransport:
@@ -558,6 +548,16 @@ public final class SessionDriver: @unchecked Sendable {
                 playbackFailed(error, at: now)
             }
             apply(machine.playbackDrained(at: now))
+        }
+    }
+
+    /// Runs `body` on the output unless it already failed; a failure breaks it for the session.
+    private func withOutput(at now: SessionInstant, _ body: (any ReplyOutput) throws(ReplyPlayerError) -> Void) {
+        guard !outputBroken else { return }
+        do {
+            try body(output)
+        } catch {
+            playbackFailed(error, at: now)
         }
     }
 
