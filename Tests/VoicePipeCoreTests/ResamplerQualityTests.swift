@@ -20,9 +20,9 @@ struct ResamplerQualityTests {
         }
         var format: AudioFormat {
             switch self {
-            case .stereo48kFloat32: AudioFormat(sampleRate: rate, channelCount: 2, sampleType: .float32)
-            case .stereo44k1Int16: AudioFormat(sampleRate: rate, channelCount: 2, sampleType: .int16)
-            case .mono8kInt16, .mono22k05Int16: AudioFormat(sampleRate: rate, channelCount: 1, sampleType: .int16)
+            case .stereo48kFloat32: AudioFormat(sampleRate: SampleRate(hertz: rate), channelCount: 2, sampleType: .float32)
+            case .stereo44k1Int16: AudioFormat(sampleRate: SampleRate(hertz: rate), channelCount: 2, sampleType: .int16)
+            case .mono8kInt16, .mono22k05Int16: AudioFormat(sampleRate: SampleRate(hertz: rate), channelCount: 1, sampleType: .int16)
             }
         }
         var testDescription: String { rawValue }

@@ -19,7 +19,7 @@ public enum ResamplerError: SystemCodedError, Sendable, Hashable {
     public var message: String {
         switch self {
         case .unsupportedRate(let rate):
-            "cannot resample at \(AudioFormat.describe(rate: rate)): supported rates are \(AudioFormat.describe(rate: RationalRatio.minimumRate)) to \(AudioFormat.describe(rate: RationalRatio.maximumRate))"
+            "cannot resample at \(SampleRate(hertz: rate)): supported rates are \(SampleRate(hertz: RationalRatio.minimumRate)) to \(SampleRate(hertz: RationalRatio.maximumRate))"
         case .outputBufferTooSmall(let needed, let available):
             "the output buffer holds \(available) frames but this call may produce \(needed); size it with maxOutputFrames(forInputFrames:)"
         case .filterDesignFailed(let reason):

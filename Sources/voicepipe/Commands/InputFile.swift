@@ -26,7 +26,7 @@ enum InputFile {
             guard let encoding = RawEncoding(rawValue: parts[2].lowercased()) else {
                 throw .usage("'\(flag)' type '\(parts[2])' is not one of \(RawEncoding.allCases.map(\.rawValue).joined(separator: ", "))", command: command)
             }
-            return RawPCMFormat(sampleRate: rate, channelCount: channels, encoding: encoding)
+            return RawPCMFormat(sampleRate: SampleRate(hertz: rate), channelCount: channels, encoding: encoding)
         }
     }
 
@@ -66,8 +66,8 @@ enum InputFile {
     }
 
     /// Seconds with three decimals, for summaries.
-    static func seconds(_ frames: Int, rate: Double) -> String {
-        String(format: "%.3f s", Double(frames) / rate)
+    static func seconds(_ frames: Int, rate: SampleRate) -> String {
+        String(format: "%.3f s", Double(frames) / rate.hertz)
     }
 }
 
