@@ -110,11 +110,11 @@ final class VoicePipeCapture: StreamContender {
     var produced: Int { converter.outputSamples }
 
     init(workload: Workload, frameMilliseconds: Int, tap wantsTap: Bool, kernels: DSPKernels) {
-        let format = AudioFormat(sampleRate: Double(workload.inputRate), channelCount: workload.channels, sampleType: workload.format == .float32 ? .float32 : .int16)
+        let format = AudioFormat(sampleRate: SampleRate(hertz: Double(workload.inputRate)), channelCount: workload.channels, sampleType: workload.format == .float32 ? .float32 : .int16)
         let validated = try! FormatGuard.validate(format)
         // With a tap, the converter gets the same resampler wrapped so its Float32 output is also
         // recorded; everything else is the default pipeline.
-        let resampler = try! BuiltInResampler(inputRate: format.sampleRate, outputRate: 16_000, kernels: kernels)
+        let resampler = try! BuiltInResampler(inputRate: format.sampleRate.hertz, outputRate: 16_000, kernels: kernels)
         tap = wantsTap ? TapResampler(resampler) : nil
         converter = try! CaptureConverter(input: validated, options: CaptureOptions(frameMilliseconds: frameMilliseconds), resampler: tap ?? resampler)
     }
@@ -164,7 +164,7 @@ final class VoicePipePlayback: StreamContender {
     private(set) var produced = 0
 
     init(workload: Workload, kernels: DSPKernels) {
-        converter = try! PlaybackConverter(sourceRate: Double(workload.inputRate), outputRate: Double(workload.outputRate), kernels: kernels)
+        converter = try! PlaybackConverter(sourceRate: SampleRate(hertz: Double(workload.inputRate)), outputRate: SampleRate(hertz: Double(workload.outputRate)), kernels: kernels)
     }
 
     func process(_ chunk: UnsafeRawBufferPointer) {

@@ -47,9 +47,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             nextIndex += 1
             produced += frame.samples.count
         }
-        let ratio = try RationalRatio(inputRate: reader.format.sampleRate, outputRate: AudioFormat.captureTarget.sampleRate)
+        let ratio = try RationalRatio(inputRate: reader.format.sampleRate.hertz, outputRate: AudioFormat.captureTarget.sampleRate.hertz)
         let expected = ratio.outputFrames(forInputFrames: reader.framesRead)
-        fuzzRequire(produced == expected, "\(reader.framesRead) frames at \(reader.format.sampleRate) Hz gave \(produced) samples, not \(expected)")
+        fuzzRequire(produced == expected, "\(reader.framesRead) frames at \(reader.format.sampleRate) gave \(produced) samples, not \(expected)")
         if case .truncated(let framesRead, _) = ending {
             fuzzRequire(framesRead == reader.framesRead, "truncated after \(framesRead) frames but \(reader.framesRead) were read")
         }

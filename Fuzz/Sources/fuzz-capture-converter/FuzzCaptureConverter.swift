@@ -28,8 +28,8 @@ func sampleRate(_ input: inout FuzzInput) -> Double {
 
 /// What the format guard must say, from its contract.
 func expectedVerdict(_ format: AudioFormat) -> FormatRejection? {
-    if !format.sampleRate.isFinite { return .sampleRateNotFinite(format.sampleRate) }
-    if format.sampleRate <= 0 { return .sampleRateNotPositive(format.sampleRate) }
+    if !format.sampleRate.hertz.isFinite { return .sampleRateNotFinite(format.sampleRate) }
+    if format.sampleRate.hertz <= 0 { return .sampleRateNotPositive(format.sampleRate) }
     if format.channelCount <= 0 { return .noChannels(format.channelCount) }
     return nil
 }
@@ -37,7 +37,7 @@ func expectedVerdict(_ format: AudioFormat) -> FormatRejection? {
 /// Rejections compared with NaN equal to itself (a NaN rate is refused as NaN).
 func same(_ a: FormatRejection?, _ b: FormatRejection?) -> Bool {
     switch (a, b) {
-    case (.sampleRateNotFinite(let x)?, .sampleRateNotFinite(let y)?): x == y || (x.isNaN && y.isNaN)
+    case (.sampleRateNotFinite(let x)?, .sampleRateNotFinite(let y)?): x == y || (x.hertz.isNaN && y.hertz.isNaN)
     default: a == b
     }
 }
@@ -48,8 +48,8 @@ func expectedBuildError(_ format: ValidatedFormat, _ options: CaptureOptions) ->
     if case .channel(let index) = options.downmix, !(0..<format.channelCount).contains(index) {
         return .downmixChannelOutOfRange(channel: index, channelCount: format.channelCount)
     }
-    if !(RationalRatio.minimumRate...RationalRatio.maximumRate).contains(format.sampleRate) {
-        return .resampler(.unsupportedRate(format.sampleRate))
+    if !(RationalRatio.minimumRate...RationalRatio.maximumRate).contains(format.sampleRate.hertz) {
+        return .resampler(.unsupportedRate(format.sampleRate.hertz))
     }
     return nil
 }
@@ -83,7 +83,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let channels = Int(input.byte() % 65)
     let layout = input.byte()
     let sampleType = SampleType.allCases[Int(layout & 3) % SampleType.allCases.count]
-    let format = AudioFormat(sampleRate: rate, channelCount: channels, sampleType: sampleType, isInterleaved: layout & 4 == 0)
+    let format = AudioFormat(sampleRate: SampleRate(hertz: rate), channelCount: channels, sampleType: sampleType, isInterleaved: layout & 4 == 0)
     let millisecondsByte = Int(input.byte())
     let milliseconds = millisecondsByte < 200 ? 10 + millisecondsByte % 91 : millisecondsByte - 200
     let downmixChannel = Int(input.byte() % 70)
@@ -156,8 +156,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         fuzzRequire(false, "\(validated) with \(frames) frames failed: \(error)")
     }
     do throws(ResamplerError) {
-        let expected = try RationalRatio(inputRate: validated.sampleRate, outputRate: AudioFormat.captureTarget.sampleRate).outputFrames(forInputFrames: frames)
-        fuzzRequire(produced == expected, "\(frames) frames at \(validated.sampleRate) Hz gave \(produced) samples, not \(expected)")
+        let expected = try RationalRatio(inputRate: validated.sampleRate.hertz, outputRate: AudioFormat.captureTarget.sampleRate.hertz).outputFrames(forInputFrames: frames)
+        fuzzRequire(produced == expected, "\(frames) frames at \(validated.sampleRate) gave \(produced) samples, not \(expected)")
     } catch {
         fuzzRequire(false, "a rate the converter took has no ratio: \(error)")
     }
