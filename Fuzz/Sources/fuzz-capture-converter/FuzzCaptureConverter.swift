@@ -126,15 +126,15 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 
     var produced = 0
     var nextIndex = 0
-    let deliver = { (frame: CaptureFrame) in
+    let deliver = { (frame: borrowing CaptureFrame) in
         fuzzRequire(frame.index == nextIndex && frame.startSample == produced, "frame \(frame.index) at \(frame.startSample) after \(nextIndex) frames, \(produced) samples")
-        fuzzRequire(frame.samples.count <= converter.frameLength, "a frame of \(frame.samples.count) samples, longer than \(converter.frameLength)")
-        let peak = frame.samples.reduce(0) { max($0, Int($1.magnitude)) }
+        fuzzRequire(frame.sampleCount <= converter.frameLength, "a frame of \(frame.sampleCount) samples, longer than \(converter.frameLength)")
+        let peak = frame.copySamples().reduce(0) { max($0, Int($1.magnitude)) }
         fuzzRequire(frame.level.peak == peak, "level peak \(frame.level.peak), samples' peak \(peak)")
         fuzzRequire(!frame.level.floatPeak.isNaN && frame.level.floatPeak >= 0, "float peak \(frame.level.floatPeak)")
         fuzzRequire(!frame.level.isDigitalSilence || peak == 0, "digital silence with a peak of \(peak)")
         nextIndex += 1
-        produced += frame.samples.count
+        produced += frame.sampleCount
     }
     do {
         // A partial frame is refused before anything is consumed.
