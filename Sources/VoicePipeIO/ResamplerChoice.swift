@@ -15,11 +15,11 @@ public enum ResamplerChoice: String, Sendable, Hashable, CaseIterable {
     /// - Throws: ``ResamplerError`` for rates the resampler cannot convert.
     public func make(from input: SampleRate, to output: SampleRate, kernels: DSPKernels = .best) throws(ResamplerError) -> any Resampler {
         switch self {
-        case .builtin: try BuiltInResampler(inputRate: input.hertz, outputRate: output.hertz, kernels: kernels)
-        case .srcBest: try LibsamplerateResampler(inputRate: input.hertz, outputRate: output.hertz, quality: .sincBest)
-        case .srcMedium: try LibsamplerateResampler(inputRate: input.hertz, outputRate: output.hertz, quality: .sincMedium)
-        case .srcFastest: try LibsamplerateResampler(inputRate: input.hertz, outputRate: output.hertz, quality: .sincFastest)
-        case .srcLinear: try LibsamplerateResampler(inputRate: input.hertz, outputRate: output.hertz, quality: .linear)
+        case .builtin: try BuiltInResampler(inputRate: input, outputRate: output, kernels: kernels)
+        case .srcBest: try LibsamplerateResampler(inputRate: input, outputRate: output, quality: .sincBest)
+        case .srcMedium: try LibsamplerateResampler(inputRate: input, outputRate: output, quality: .sincMedium)
+        case .srcFastest: try LibsamplerateResampler(inputRate: input, outputRate: output, quality: .sincFastest)
+        case .srcLinear: try LibsamplerateResampler(inputRate: input, outputRate: output, quality: .linear)
         }
     }
 }

@@ -47,7 +47,7 @@ struct ConvertCommandTests {
         let cli = try AudioFiles.read(output, as: Int16.self).samples
         let (format, source) = try AudioFiles.read(input, as: Int16.self)
         // The CLI runs the fastest kernels this CPU has; so does this side.
-        let resampler = try BuiltInResampler(inputRate: format.sampleRate.hertz, outputRate: 16_000, kernels: DSPKernels.best)
+        let resampler = try BuiltInResampler(inputRate: format.sampleRate, outputRate: 16_000, kernels: DSPKernels.best)
         let converter = try CaptureConverter(input: FormatGuard.validate(format), resampler: resampler)
         var api = [Int16]()
         try source.withUnsafeBufferPointer { try converter.process($0) { api += $0.copySamples() } }

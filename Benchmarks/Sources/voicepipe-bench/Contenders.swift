@@ -114,7 +114,7 @@ final class VoicePipeCapture: StreamContender {
         let validated = try! FormatGuard.validate(format)
         // With a tap, the converter gets the same resampler wrapped so its Float32 output is also
         // recorded; everything else is the default pipeline.
-        let resampler = try! BuiltInResampler(inputRate: format.sampleRate.hertz, outputRate: 16_000, kernels: kernels)
+        let resampler = try! BuiltInResampler(inputRate: format.sampleRate, outputRate: 16_000, kernels: kernels)
         tap = wantsTap ? TapResampler(resampler) : nil
         converter = try! CaptureConverter(input: validated, options: CaptureOptions(frameMilliseconds: frameMilliseconds), resampler: tap ?? resampler)
     }
@@ -136,8 +136,8 @@ final class TapResampler: Resampler {
     var recorder: OutputRecorder?
     init(_ inner: BuiltInResampler) { self.inner = inner }
 
-    var inputRate: Double { inner.inputRate }
-    var outputRate: Double { inner.outputRate }
+    var inputRate: SampleRate { inner.inputRate }
+    var outputRate: SampleRate { inner.outputRate }
     var latency: Double { inner.latency }
     var maxFlushFrames: Int { inner.maxFlushFrames }
     func maxOutputFrames(forInputFrames count: Int) -> Int { inner.maxOutputFrames(forInputFrames: count) }

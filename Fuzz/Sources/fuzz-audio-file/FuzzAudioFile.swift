@@ -47,7 +47,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             nextIndex += 1
             produced += frame.sampleCount
         }
-        let ratio = try RationalRatio(inputRate: reader.format.sampleRate.hertz, outputRate: AudioFormat.captureTarget.sampleRate.hertz)
+        let ratio = try RationalRatio(inputRate: reader.format.sampleRate, outputRate: AudioFormat.captureTarget.sampleRate)
         let expected = ratio.outputFrames(forInputFrames: reader.framesRead)
         fuzzRequire(produced == expected, "\(reader.framesRead) frames at \(reader.format.sampleRate) gave \(produced) samples, not \(expected)")
         if case .truncated(let framesRead, _) = ending {

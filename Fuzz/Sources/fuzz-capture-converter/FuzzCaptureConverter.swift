@@ -48,8 +48,8 @@ func expectedBuildError(_ format: ValidatedFormat, _ options: CaptureOptions) ->
     if case .channel(let index) = options.downmix, !(0..<format.channelCount).contains(index) {
         return .downmixChannelOutOfRange(channel: index, channelCount: format.channelCount)
     }
-    if !(RationalRatio.minimumRate...RationalRatio.maximumRate).contains(format.sampleRate.hertz) {
-        return .resampler(.unsupportedRate(format.sampleRate.hertz))
+    if !(RationalRatio.minimumRate...RationalRatio.maximumRate).contains(format.sampleRate) {
+        return .resampler(.unsupportedRate(format.sampleRate))
     }
     return nil
 }
@@ -156,7 +156,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         fuzzRequire(false, "\(validated) with \(frames) frames failed: \(error)")
     }
     do throws(ResamplerError) {
-        let expected = try RationalRatio(inputRate: validated.sampleRate.hertz, outputRate: AudioFormat.captureTarget.sampleRate.hertz).outputFrames(forInputFrames: frames)
+        let expected = try RationalRatio(inputRate: validated.sampleRate, outputRate: AudioFormat.captureTarget.sampleRate).outputFrames(forInputFrames: frames)
         fuzzRequire(produced == expected, "\(frames) frames at \(validated.sampleRate) gave \(produced) samples, not \(expected)")
     } catch {
         fuzzRequire(false, "a rate the converter took has no ratio: \(error)")

@@ -101,13 +101,13 @@ public final class CaptureConverter {
         }
         let target = AudioFormat.captureTarget.sampleRate
         if let resampler {
-            guard resampler.inputRate == input.sampleRate.hertz, resampler.outputRate == target.hertz else {
-                throw .resamplerRatesMismatch(expectedInput: input.sampleRate, expectedOutput: target, inputRate: SampleRate(hertz: resampler.inputRate), outputRate: SampleRate(hertz: resampler.outputRate))
+            guard resampler.inputRate == input.sampleRate, resampler.outputRate == target else {
+                throw .resamplerRatesMismatch(expectedInput: input.sampleRate, expectedOutput: target, inputRate: resampler.inputRate, outputRate: resampler.outputRate)
             }
             self.resampler = resampler
         } else {
             do {
-                self.resampler = try BuiltInResampler(inputRate: input.sampleRate.hertz, outputRate: target.hertz, kernels: kernels)
+                self.resampler = try BuiltInResampler(inputRate: input.sampleRate, outputRate: target, kernels: kernels)
             } catch {
                 throw .resampler(error)
             }

@@ -32,7 +32,7 @@ public final class PCMPlaybackConverter {
         sameChannels = source.channelCount == player.channelCount
         let streams = sameChannels ? channels : 1
         resamplers = source.sampleRate == player.sampleRate ? [] : try (0..<streams).map { _ throws(ResamplerError) in
-            try BuiltInResampler(inputRate: source.sampleRate.hertz, outputRate: player.sampleRate.hertz, kernels: kernels)
+            try BuiltInResampler(inputRate: source.sampleRate, outputRate: player.sampleRate, kernels: kernels)
         }
         let most = resamplers.first.map { max($0.maxOutputFrames(forInputFrames: Self.blockFrames), $0.maxFlushFrames) } ?? Self.blockFrames
         stride = max(most, Self.blockFrames)

@@ -48,18 +48,18 @@ public final class PlaybackConverter {
     /// - Throws: ``PlaybackConverterError`` for a channel count outside 1 … 64 or an unsupported rate.
     public init(sourceRate: SampleRate = .reply, outputRate: SampleRate = .reply, channelCount: Int = 1, kernels: DSPKernels = .best) throws(PlaybackConverterError) {
         guard (1...64).contains(channelCount) else { throw .channelCountOutOfRange(channelCount) }
-        for rate in [sourceRate, outputRate] where !(rate.hertz.isFinite && rate.hertz >= RationalRatio.minimumRate && rate.hertz <= RationalRatio.maximumRate) {
-            throw .resampler(.unsupportedRate(rate.hertz))
+        for rate in [sourceRate, outputRate] where !(rate.hertz.isFinite && rate >= RationalRatio.minimumRate && rate <= RationalRatio.maximumRate) {
+            throw .resampler(.unsupportedRate(rate))
         }
         do {
             let format = try FormatGuard.validate(AudioFormat(sampleRate: outputRate, channelCount: channelCount, sampleType: .float32, isInterleaved: false))
             outputFormat = try PlayerFormat(format)
         } catch {
             // Unreachable: the rate and channel count were checked above, and the format is Float32 deinterleaved.
-            throw .resampler(.unsupportedRate(outputRate.hertz))
+            throw .resampler(.unsupportedRate(outputRate))
         }
         do {
-            resampler = sourceRate == outputRate ? nil : try BuiltInResampler(inputRate: sourceRate.hertz, outputRate: outputRate.hertz, kernels: kernels)
+            resampler = sourceRate == outputRate ? nil : try BuiltInResampler(inputRate: sourceRate, outputRate: outputRate, kernels: kernels)
         } catch {
             throw .resampler(error)
         }

@@ -114,7 +114,7 @@ final class TurnRecorder {
 
     private func prepareResampler(for rate: Int) {
         guard rate != resamplerRate || resampler == nil else { return }
-        resampler = try? BuiltInResampler(inputRate: Double(rate), outputRate: Double(Self.replyRate))
+        resampler = try? BuiltInResampler(inputRate: SampleRate(hertz: Double(rate)), outputRate: SampleRate(hertz: Double(Self.replyRate)))
         resamplerRate = rate
         if resampler == nil, unplayableRate == nil { unplayableRate = rate }
     }
