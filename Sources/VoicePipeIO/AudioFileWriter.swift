@@ -51,7 +51,7 @@ public final class AudioFileWriter {
     /// Creates (or replaces) an audio file.
     /// - Parameters:
     ///   - path: the file to write; "-" for standard output.
-    ///   - sampleRate: frames per second; must be positive.
+    ///   - sampleRate: frames per second; positive and a whole number of hertz (file headers store integers).
     ///   - channelCount: samples per frame; must be positive.
     ///   - encoding: 16-bit PCM or 32-bit float.
     ///   - container: WAV (the default), FLAC (16-bit only), AIFF or headerless little-endian.

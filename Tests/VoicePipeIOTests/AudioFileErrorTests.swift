@@ -292,6 +292,16 @@ struct AudioFileErrorTests {
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 
+    /// A file header stores whole hertz, so a fractional rate (which the guard accepts) is refused
+    /// before anything is created.
+    @Test func writerRefusesAFractionalRate() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("out.wav")
+        #expect(caught { try AudioFileWriter(path: path, sampleRate: 44_100.5, channelCount: 1, encoding: .int16) }
+            == .cannotCreate(path: path, reason: "a WAV file stores a whole number of hertz, not 44100.5 Hz; round the rate", code: nil))
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
     // MARK: Descriptions
 
     @Test func everyDescriptionIsOneSentenceNamingTheFileAndTheCode() {

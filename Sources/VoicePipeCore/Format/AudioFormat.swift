@@ -36,7 +36,7 @@ public struct AudioFormat: Sendable, Hashable, CustomStringConvertible {
     public var bytesPerFrame: Int { max(channelCount, 0) * sampleType.byteCount }
 
     public var description: String {
-                let channels = channelCount == 1 ? "mono" : channelCount == 2 ? "stereo" : "\(channelCount) ch"
+        let channels = channelCount == 1 ? "mono" : channelCount == 2 ? "stereo" : "\(channelCount) ch"
         let layout = channelCount > 1 ? (isInterleaved ? ", interleaved" : ", deinterleaved") : ""
         return "\(sampleRate), \(channels), \(sampleType)\(layout)"
     }

@@ -139,6 +139,7 @@ public final class BuiltInResampler: Resampler {
         self.inputRate = inputRate
         self.outputRate = outputRate
         ratio = try RationalRatio(inputRate: inputRate, outputRate: outputRate)
+        // The chain of stages below is designed in hertz.
         let inputRate = inputRate.hertz, outputRate = outputRate.hertz
         let block = Self.blockFrames
         var stages = [any ResamplingStage]()
