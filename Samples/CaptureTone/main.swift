@@ -5,12 +5,12 @@
 //   swift run sample-capture-tone
 import VoicePipeCore
 
-let rate = 44_100.0
-let frames = Int(rate)
+let rate: SampleRate = 44_100
+let frames = Int(rate.hertz)
 var interleaved = [Float](repeating: 0, count: 2 * frames)
 for n in 0..<frames {
     // 997 Hz at -6 dBFS in both channels, then silence from 0.8 s.
-    let value = n < frames * 4 / 5 ? Float(0.5 * Elementary.sin(2 * Double.pi * 997 * Double(n) / rate)) : 0
+    let value = n < frames * 4 / 5 ? Float(0.5 * Elementary.sin(2 * Double.pi * 997 * Double(n) / rate.hertz)) : 0
     interleaved[2 * n] = value
     interleaved[2 * n + 1] = value
 }

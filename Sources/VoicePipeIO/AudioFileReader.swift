@@ -115,8 +115,8 @@ public final class AudioFileReader {
         case .success(let format):
             validated = format
         }
-        guard let rate = Int32(exactly: validated.sampleRate) else {
-            throw .invalidRawFormat(path: path, problem: "the sample rate \(validated.sampleRate) Hz is not a whole number of hertz that libsndfile can represent; give a whole-number rate", code: nil)
+        guard let rate = Int32(exactly: validated.sampleRate.hertz) else {
+            throw .invalidRawFormat(path: path, problem: "the sample rate \(validated.sampleRate.hertz) Hz is not a whole number of hertz that libsndfile can represent; give a whole-number rate", code: nil)
         }
         guard let channels = Int32(exactly: validated.channelCount) else {
             throw .invalidRawFormat(path: path, problem: "\(validated.channelCount) channels is more than libsndfile can read; check the channel count", code: nil)
@@ -360,13 +360,13 @@ public final class AudioFileReader {
                 return matches ? probe : nil
             }
             var format = AudioFormat(
-                sampleRate: Double(sfInfo.samplerate), channelCount: Int(sfInfo.channels),
+                sampleRate: SampleRate(hertz: Double(sfInfo.samplerate)), channelCount: Int(sfInfo.channels),
                 sampleType: sndFormat.nativeSampleType, isInterleaved: true)
             if let agreeingProbe {
                 // libsndfile turns an AIFF rate below 1 Hz into 1 Hz; report what the header says when
                 // the guard would refuse it.
                 let reported = AudioFormat(
-                    sampleRate: agreeingProbe.sampleRate, channelCount: agreeingProbe.channelCount,
+                    sampleRate: SampleRate(hertz: agreeingProbe.sampleRate), channelCount: agreeingProbe.channelCount,
                     sampleType: format.sampleType, isInterleaved: true)
                 if case .failure = FormatGuard.verdict(for: reported) { format = reported }
             }
@@ -395,7 +395,7 @@ public final class AudioFileReader {
     private static func refusedHeaderInfo(path: String, probe: AudioHeaderProbe) -> AudioFileInfo {
         let container = SndFileFormat(major: probe.container.sndfileMajor, subtype: probe.subformat ?? 0)
         let sampleType = probe.subformat.map(SndFileFormat.nativeSampleType(subtype:)) ?? .float32
-        let format = AudioFormat(sampleRate: probe.sampleRate, channelCount: probe.channelCount, sampleType: sampleType, isInterleaved: true)
+        let format = AudioFormat(sampleRate: SampleRate(hertz: probe.sampleRate), channelCount: probe.channelCount, sampleType: sampleType, isInterleaved: true)
         return AudioFileInfo(
             path: path, container: container.containerName,
             encoding: probe.subformat == nil ? probe.encodingFallbackName : container.encodingName,

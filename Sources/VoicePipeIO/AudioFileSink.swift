@@ -33,11 +33,11 @@ public final class AudioFileSink: PlayerSink {
     /// Creates the file (replacing one already there) for `format`.
     public func connect(_ format: PlayerFormat) throws(PlayerSinkError) {
         try disconnect()
-        guard let rate = Int(exactly: format.sampleRate) else {
-            throw .failed("a WAV file needs a whole-number rate, not \(format.sampleRate) Hz", code: nil)
+        guard format.sampleRate.wholeHertz != nil else {
+            throw .failed("a WAV file needs a whole-number rate, not \(format.sampleRate.hertz) Hz", code: nil)
         }
         do {
-            writer = try AudioFileWriter(path: path, sampleRate: rate, channelCount: format.channelCount, encoding: .float32, container: container)
+            writer = try AudioFileWriter(path: path, sampleRate: format.sampleRate, channelCount: format.channelCount, encoding: .float32, container: container)
         } catch {
             throw .failed(error.message, code: error.code)
         }

@@ -51,22 +51,25 @@ public final class AudioFileWriter {
     /// Creates (or replaces) an audio file.
     /// - Parameters:
     ///   - path: the file to write; "-" for standard output.
-    ///   - sampleRate: frames per second; must be positive.
+    ///   - sampleRate: frames per second; positive and a whole number of hertz (file headers store integers).
     ///   - channelCount: samples per frame; must be positive.
     ///   - encoding: 16-bit PCM or 32-bit float.
     ///   - container: WAV (the default), FLAC (16-bit only), AIFF or headerless little-endian.
     /// - Throws: ``AudioFileError/unusableFormat(path:_:)`` for a rate or channel count the
     ///   ``FormatGuard`` refuses; ``AudioFileError/cannotCreate(path:reason:code:)`` when the file cannot be
     ///   created (missing directory, permission) or the container cannot hold the format.
-    public init(path: String, sampleRate: Int, channelCount: Int, encoding: Encoding, container: AudioContainer = .wav) throws(AudioFileError) {
+    public init(path: String, sampleRate: SampleRate, channelCount: Int, encoding: Encoding, container: AudioContainer = .wav) throws(AudioFileError) {
         let sampleType: SampleType = encoding == .int16 ? .int16 : .float32
         let validated: ValidatedFormat
-        switch FormatGuard.verdict(for: AudioFormat(sampleRate: Double(sampleRate), channelCount: channelCount, sampleType: sampleType)) {
+        switch FormatGuard.verdict(for: AudioFormat(sampleRate: sampleRate, channelCount: channelCount, sampleType: sampleType)) {
         case .failure(let rejection): throw .unusableFormat(path: path, rejection)
         case .success(let format): validated = format
         }
-        guard let rate = Int32(exactly: sampleRate), let channels = Int32(exactly: channelCount) else {
-            throw .cannotCreate(path: path, reason: "\(sampleRate) Hz with \(channelCount) channels is beyond what a \(container) file can hold; use a smaller rate or fewer channels", code: nil)
+        guard let whole = sampleRate.wholeHertz else {
+            throw .cannotCreate(path: path, reason: "a \(container) file stores a whole number of hertz, not \(sampleRate); round the rate", code: nil)
+        }
+        guard let rate = Int32(exactly: whole), let channels = Int32(exactly: channelCount) else {
+            throw .cannotCreate(path: path, reason: "\(sampleRate) with \(channelCount) channels is beyond what a \(container) file can hold; use a smaller rate or fewer channels", code: nil)
         }
         guard container.canStore(encoding) else {
             throw .cannotCreate(path: path, reason: "\(container) stores integer samples only, and this output is 32-bit float; choose .wav, .aif or .raw", code: nil)

@@ -36,8 +36,8 @@ public final class LibsamplerateResampler: Resampler {
         }
     }
 
-    public let inputRate: Double
-    public let outputRate: Double
+    public let inputRate: SampleRate
+    public let outputRate: SampleRate
     public let quality: Quality
     public let ratio: RationalRatio
     public private(set) var latency: Double = 0
@@ -65,12 +65,12 @@ public final class LibsamplerateResampler: Resampler {
     /// Creates a libsamplerate converter.
     /// - Throws: ``ResamplerError/unsupportedRate(_:)`` for a rate outside 1 kHz … 768 kHz, or
     ///   ``ResamplerError/backendFailure(_:code:)`` with libsamplerate's error.
-    public init(inputRate: Double, outputRate: Double, quality: Quality = .sincBest) throws(ResamplerError) {
+    public init(inputRate: SampleRate, outputRate: SampleRate, quality: Quality = .sincBest) throws(ResamplerError) {
         self.inputRate = inputRate
         self.outputRate = outputRate
         self.quality = quality
         ratio = try RationalRatio(inputRate: inputRate, outputRate: outputRate)
-        srcRatio = outputRate / inputRate
+        srcRatio = outputRate.hertz / inputRate.hertz
         guard src_is_valid_ratio(srcRatio) != 0 else {
             throw .backendFailure("libsamplerate converts by ratios from 1/256 to 256, not \(srcRatio)", code: nil)
         }
@@ -83,7 +83,7 @@ public final class LibsamplerateResampler: Resampler {
         pending = .allocate(capacity: Self.pendingCapacity)
         opening = .allocate(capacity: 2)
         opening.initialize(repeating: 0, count: 2)
-        latency = try measureHoldBack() / outputRate
+        latency = try measureHoldBack() / outputRate.hertz
     }
 
     deinit {
@@ -99,7 +99,7 @@ public final class LibsamplerateResampler: Resampler {
     }
 
     public var maxFlushFrames: Int {
-        Int((latency * outputRate).rounded(.up)) + Self.pendingCapacity + 8
+        Int((latency * outputRate.hertz).rounded(.up)) + Self.pendingCapacity + 8
     }
 
     public func process(_ input: UnsafeBufferPointer<Float>, into output: UnsafeMutableBufferPointer<Float>) throws(ResamplerError) -> Int {

@@ -76,13 +76,13 @@ public enum RawEncoding: String, Sendable, Hashable, CaseIterable, CustomStringC
 /// passes ``decodedFormat`` through the ``FormatGuard`` before it touches the file.
 public struct RawPCMFormat: Sendable, Hashable, CustomStringConvertible {
     /// Frames per second.
-    public var sampleRate: Double
+    public var sampleRate: SampleRate
     /// Samples per frame.
     public var channelCount: Int
     /// How each sample is stored.
     public var encoding: RawEncoding
 
-    public init(sampleRate: Double, channelCount: Int, encoding: RawEncoding) {
+    public init(sampleRate: SampleRate, channelCount: Int, encoding: RawEncoding) {
         self.sampleRate = sampleRate
         self.channelCount = channelCount
         self.encoding = encoding
@@ -100,6 +100,6 @@ public struct RawPCMFormat: Sendable, Hashable, CustomStringConvertible {
     /// "8000 Hz, mono, µ-law".
     public var description: String {
         let channels = channelCount == 1 ? "mono" : channelCount == 2 ? "stereo" : "\(channelCount) ch"
-        return "\(AudioFormat.describe(rate: sampleRate)), \(channels), \(encoding)"
+        return "\(sampleRate), \(channels), \(encoding)"
     }
 }

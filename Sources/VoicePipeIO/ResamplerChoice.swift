@@ -13,13 +13,13 @@ public enum ResamplerChoice: String, Sendable, Hashable, CaseIterable {
     /// Builds the chosen resampler.
     /// - Parameter kernels: the built-in resampler's inner loops (libsamplerate has its own).
     /// - Throws: ``ResamplerError`` for rates the resampler cannot convert.
-    public func make(from inputRate: Double, to outputRate: Double, kernels: DSPKernels = .best) throws(ResamplerError) -> any Resampler {
+    public func make(from input: SampleRate, to output: SampleRate, kernels: DSPKernels = .best) throws(ResamplerError) -> any Resampler {
         switch self {
-        case .builtin: try BuiltInResampler(inputRate: inputRate, outputRate: outputRate, kernels: kernels)
-        case .srcBest: try LibsamplerateResampler(inputRate: inputRate, outputRate: outputRate, quality: .sincBest)
-        case .srcMedium: try LibsamplerateResampler(inputRate: inputRate, outputRate: outputRate, quality: .sincMedium)
-        case .srcFastest: try LibsamplerateResampler(inputRate: inputRate, outputRate: outputRate, quality: .sincFastest)
-        case .srcLinear: try LibsamplerateResampler(inputRate: inputRate, outputRate: outputRate, quality: .linear)
+        case .builtin: try BuiltInResampler(inputRate: input, outputRate: output, kernels: kernels)
+        case .srcBest: try LibsamplerateResampler(inputRate: input, outputRate: output, quality: .sincBest)
+        case .srcMedium: try LibsamplerateResampler(inputRate: input, outputRate: output, quality: .sincMedium)
+        case .srcFastest: try LibsamplerateResampler(inputRate: input, outputRate: output, quality: .sincFastest)
+        case .srcLinear: try LibsamplerateResampler(inputRate: input, outputRate: output, quality: .linear)
         }
     }
 }

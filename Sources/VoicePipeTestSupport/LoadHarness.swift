@@ -13,8 +13,8 @@ public enum LoadAudio {
     /// Writes `seconds` of it as a 16 kHz mono Int16 WAV at `path`, generated from `seed`.
     /// - Returns: the samples written, tallied in order, and the bursts in it.
     public static func write(path: String, seconds: Double, seed: UInt64 = 0x5EED_F00D) throws -> (tally: AudioTally, bursts: Int) {
-        let rate = 16_000
-        let total = Int((seconds * Double(rate)).rounded())
+        let rate = SampleRate.capture
+        let total = Int((seconds * rate.hertz).rounded())
         let writer = try AudioFileWriter(path: path, sampleRate: rate, channelCount: 1, encoding: .int16)
         var random = SplitMix64(seed: seed)
         var tally = AudioTally()
@@ -47,17 +47,17 @@ public enum LoadAudio {
             // the reply finish.
             let pause = random.uniform(0, 1) < 0.5 ? random.uniform(0.53, 0.6) : random.uniform(0.8, 1.6)
             let length = speaking ? random.uniform(0.8, 3.2) : (segment == 0 ? 0.3 : pause)
-            let count = min(Int(length * Double(rate)), total - written)
+            let count = min(Int(length * rate.hertz), total - written)
             if speaking {
                 bursts += 1
                 let pitch = random.uniform(95, 220)
                 let level = random.uniform(0.12, 0.5)          // about −18 to −6 dBFS peaks
                 let syllable = random.uniform(3, 6)               // syllables a second
                 for n in 0..<count {
-                    let t = Double(n) / Double(rate)
+                    let t = Double(n) / rate.hertz
                     // A glottal-pulse-like buzz: the fundamental and falling harmonics, gliding in pitch.
                     let frequency = pitch * (1 + 0.08 * sin(2 * Double.pi * 0.7 * t))
-                    phase += 2 * Double.pi * frequency / Double(rate)
+                    phase += 2 * Double.pi * frequency / rate.hertz
                     if phase > 2 * Double.pi { phase -= 2 * Double.pi }
                     var voiced = 0.0
                     for harmonic in 1...6 { voiced += sin(phase * Double(harmonic)) / Double(harmonic) }

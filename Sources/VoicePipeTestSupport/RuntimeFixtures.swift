@@ -27,7 +27,7 @@ public enum RuntimeFixtures {
     /// What Core's resampler makes of `samples` (16 kHz Int16) at 24 kHz, streamed in chunks of
     /// 512 and flushed, rounded to Int16: the reference a reply must equal sample for sample.
     public static func resampledReference(_ samples: [Int16], from rate: Int = rate) throws -> [Int16] {
-        let resampler = try BuiltInResampler(inputRate: Double(rate), outputRate: 24_000)
+        let resampler = try BuiltInResampler(inputRate: SampleRate(hertz: Double(rate)), outputRate: .reply)
         let floats = try ResamplerHarness.stream(resampler, samples.map(SampleConversion.float), chunkSizes: [512])
         return floats.map(SampleConversion.int16)
     }

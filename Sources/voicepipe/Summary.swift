@@ -1,3 +1,4 @@
+import VoicePipeCore
 import VoicePipeSession
 
 /// `--quiet` and `--json`, declared once for every command that prints a summary.
@@ -40,7 +41,7 @@ extension JSONValue {
     }
 
     /// Seconds to the millisecond.
-    static func seconds(_ frames: Int, rate: Double) -> JSONValue {
-        .number((Double(frames) / rate * 1000).rounded() / 1000)
+    static func seconds(_ frames: Int, rate: SampleRate) -> JSONValue {
+        .number((Double(frames) / rate.hertz * 1000).rounded() / 1000)
     }
 }

@@ -41,7 +41,7 @@ struct InfoCommandTests {
         #expect(json["truncated"] as? Bool == false && json["damaged"] as? Bool == false && json["convertible"] as? Bool == true)
         #expect(json["exitStatus"] as? Int == 0)
         let rate = try #require(json["sampleRate"] as? Int)
-        #expect(convert.written == (try RationalRatio(inputRate: Double(rate), outputRate: 16_000)).outputFrames(forInputFrames: convert.read))
+        #expect(convert.written == (try RationalRatio(inputRate: SampleRate(hertz: Double(rate)), outputRate: 16_000)).outputFrames(forInputFrames: convert.read))
         let text = try CommandRunner.run(["info", path])
         #expect(text.status == 0 && text.stderr.isEmpty, "\(text)")
         #expect(text.stdout.contains("frames:     \(convert.read) ("), "\(text)")

@@ -46,7 +46,7 @@ struct RawInputTests {
         #expect(fromWAV.status == 0, "\(fromWAV)")
         #expect(fromRaw.stderr.isEmpty)
 
-        let expectedFrames = try RationalRatio(inputRate: Double(rate), outputRate: 16_000).outputFrames(forInputFrames: frames)
+        let expectedFrames = try RationalRatio(inputRate: SampleRate(hertz: Double(rate)), outputRate: 16_000).outputFrames(forInputFrames: frames)
         let rawOutput = try AudioFiles.read(directory.path("from-raw.wav"), as: Int16.self)
         let wavOutput = try AudioFiles.read(directory.path("from-wav.wav"), as: Int16.self)
         #expect(rawOutput.format == AudioFormat.captureTarget)

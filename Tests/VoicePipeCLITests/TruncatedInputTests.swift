@@ -34,7 +34,7 @@ struct TruncatedInputTests {
             ?? "voicepipe convert: warning: '\(path)' is truncated: its stream stops before its end; converted the \(present) frames present\n"
         // libmpg123 writes its own notes about a cut stream straight to stderr; ours is one line.
         #expect(decoderNoise ? result.stderr.hasSuffix(warning) : result.stderr == warning, "\(result.stderr)")
-        let outputFrames = try RationalRatio(inputRate: Double(rate), outputRate: 16_000).outputFrames(forInputFrames: present)
+        let outputFrames = try RationalRatio(inputRate: SampleRate(hertz: Double(rate)), outputRate: 16_000).outputFrames(forInputFrames: present)
         #expect(result.stdout.contains(": \(present) frames at \(rate) Hz"), "\(result)")
         #expect(result.stdout.contains("-> \(outputFrames) frames at 16000 Hz"), "\(result)")
         let converted = try AudioFiles.read(output, as: Int16.self).samples

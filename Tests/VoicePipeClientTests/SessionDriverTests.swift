@@ -250,7 +250,7 @@ struct VoiceGateOnSamplesTests {
 enum TemporaryWAV {
     static func write(_ samples: [Int16], sampleRate: Int) throws -> String {
         let path = NSTemporaryDirectory() + "voicepipe-\(UUID().uuidString).wav"
-        let writer = try AudioFileWriter(path: path, sampleRate: sampleRate, channelCount: 1, encoding: .int16)
+        let writer = try AudioFileWriter(path: path, sampleRate: SampleRate(hertz: Double(sampleRate)), channelCount: 1, encoding: .int16)
         try samples.withUnsafeBufferPointer { buffer throws(AudioFileError) in try writer.write(buffer) }
         try writer.close()
         return path

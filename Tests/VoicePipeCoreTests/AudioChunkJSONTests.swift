@@ -10,7 +10,7 @@ struct AudioChunkJSONTests {
     // MARK: Helpers
 
     static func encode(_ samples: [Int16], sampleRate: Int) -> String {
-        samples.withUnsafeBufferPointer { AudioChunkJSON.encode($0, sampleRate: sampleRate) }
+        samples.withUnsafeBufferPointer { AudioChunkJSON.encode($0, sampleRate: SampleRate(hertz: Double(sampleRate))) }
     }
 
     static func decode(_ message: String, maxPayloadBytes: Int = AudioChunkJSON.defaultMaxPayloadBytes) -> AudioChunkParse<AudioChunk> {
@@ -22,7 +22,7 @@ struct AudioChunkJSONTests {
     }
 
     static func chunk(_ samples: [Int16], _ sampleRate: Int) -> AudioChunkParse<AudioChunk> {
-        .chunk(AudioChunk(sampleRate: sampleRate, samples: samples))
+        .chunk(AudioChunk(sampleRate: SampleRate(hertz: Double(sampleRate)), samples: samples))
     }
 
     static func message(data: String, sampleRate: String = "16000") -> String {
@@ -59,11 +59,11 @@ struct AudioChunkJSONTests {
         for count in [0, 1, 2, 3, 160, 320, 4_799] {
             let samples = Self.randomSamples(count, &rng)
             for rate in [1, 9, 10, 16_000, 24_000, 192_000, Int.max] {
-                let needed = AudioChunkJSON.encodedCount(sampleCount: count, sampleRate: rate)
+                let needed = AudioChunkJSON.encodedCount(sampleCount: count, sampleRate: SampleRate(hertz: Double(rate)))
                 var output = [UInt8](repeating: 0xEE, count: needed + 8)
                 var written = 0
                 let allocations = countAllocations {
-                    written = samples.withUnsafeBufferPointer { s in output.withUnsafeMutableBytes { AudioChunkJSON.encode(s, sampleRate: rate, into: $0) } }
+                    written = samples.withUnsafeBufferPointer { s in output.withUnsafeMutableBytes { AudioChunkJSON.encode(s, sampleRate: SampleRate(hertz: Double(rate)), into: $0) } }
                 }
                 #expect(written == needed)
                 #expect(output[needed...].allSatisfy { $0 == 0xEE })
@@ -179,7 +179,7 @@ struct AudioChunkJSONTests {
         var buffer = [Int16](repeating: 0, count: 8_000)
         for message in [plain, escaped] {
             var count = 0
-            var rate = 0
+            var rate: SampleRate = 0
             let run = {
                 message.withUnsafeBytes { raw in
                     guard case .chunk(let header) = AudioChunkJSON.parse(raw) else { return }
@@ -478,7 +478,7 @@ struct AudioChunkJSONTests {
                 outcomes[2] += 1
                 let message = String(decoding: bytes, as: UTF8.self)
                 #expect(object?.count == 3 && object?["type"] as? String == "audio.chunk", "\(message)")
-                #expect(object?["sampleRate"] as? Int == chunk.sampleRate, "\(message)")
+                #expect((object?["sampleRate"] as? Int).map { SampleRate(hertz: Double($0)) } == chunk.sampleRate, "\(message)")
                 let data = (object?["data"] as? String).flatMap { Data(base64Encoded: $0) }
                 #expect(data.map { [UInt8]($0) } == chunk.samples.flatMap { [UInt8(truncatingIfNeeded: $0), UInt8(truncatingIfNeeded: $0 >> 8)] }, "\(message)")
             }

@@ -86,8 +86,8 @@ struct CaptureConverterTests {
         AudioFormat(sampleRate: 8_000, channelCount: 1, sampleType: .float64, isInterleaved: true),
     ])
     func outputIsIdenticalHoweverTheBytesAreCut(format: AudioFormat) throws {
-        let frames = Int(format.sampleRate * 0.3) + 11
-        let (left, right) = Self.stereoSpeechLike(rate: format.sampleRate, frames: frames)
+        let frames = Int(format.sampleRate.hertz * 0.3) + 11
+        let (left, right) = Self.stereoSpeechLike(rate: format.sampleRate.hertz, frames: frames)
         let channels = format.channelCount == 2 ? [left, right] : [left]
         let bytes: [UInt8]
         switch format.sampleType {
@@ -98,7 +98,7 @@ struct CaptureConverterTests {
         }
         let converter = try CaptureConverter(input: FormatGuard.validate(format))
         let whole = try Self.run(converter, bytes: bytes, cutFrames: [frames])
-        #expect(whole.samples.count == Int((Double(frames) * 16_000 / format.sampleRate).rounded()))
+        #expect(whole.samples.count == Int((Double(frames) * 16_000 / format.sampleRate.hertz).rounded()))
         for cuts in [[1], [7], [480], [4_410], ResamplerHarness.randomCuts(count: 100, maximum: 2_000, seed: 5)] {
             #expect(try Self.run(converter, bytes: bytes, cutFrames: cuts) == whole, "cuts \(cuts.prefix(2))")
         }

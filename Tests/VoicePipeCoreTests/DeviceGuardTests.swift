@@ -7,10 +7,10 @@ import VoicePipeTestSupport
 struct DeviceGuardTests {
     static let invalidFormats: [(AudioFormat, FormatRejection)] = [
         (AudioFormat(sampleRate: 0, channelCount: 2, sampleType: .float32), .sampleRateNotPositive(0)),
-        (AudioFormat(sampleRate: .nan, channelCount: 1, sampleType: .int16), .sampleRateNotFinite(.nan)),
+        (AudioFormat(sampleRate: SampleRate(hertz: .nan), channelCount: 1, sampleType: .int16), .sampleRateNotFinite(SampleRate(hertz: .nan))),
         (AudioFormat(sampleRate: 48_000, channelCount: 0, sampleType: .float32), .noChannels(0)),
         (AudioFormat(sampleRate: -44_100, channelCount: 2, sampleType: .int16), .sampleRateNotPositive(-44_100)),
-        (AudioFormat(sampleRate: .infinity, channelCount: 2, sampleType: .int32), .sampleRateNotFinite(.infinity)),
+        (AudioFormat(sampleRate: SampleRate(hertz: .infinity), channelCount: 2, sampleType: .int32), .sampleRateNotFinite(SampleRate(hertz: .infinity))),
     ]
 
     @Test(arguments: invalidFormats)

@@ -87,10 +87,10 @@ struct KernelChoiceTests {
             #expect(combined.name == "\(decimators.name) decimators, \(decimators.name) polyphase, \(interpolator.name) interpolator")
             for (rate, owner) in [(48_000.0, decimators), (8_000.0, interpolator)] {
                 let input = AVX2KernelTests.signal(rate: rate, frames: Int(rate / 4))
-                let expected = try ResamplerHarness.stream(BuiltInResampler(inputRate: rate, outputRate: 16_000, kernels: owner), input, chunkSizes: [480])
+                let expected = try ResamplerHarness.stream(BuiltInResampler(inputRate: SampleRate(hertz: rate), outputRate: 16_000, kernels: owner), input, chunkSizes: [480])
                 let other = owner.name == avx2.name ? DSPKernels.portable : avx2
-                let output = try ResamplerHarness.stream(BuiltInResampler(inputRate: rate, outputRate: 16_000, kernels: combined), input, chunkSizes: [480])
-                let otherOutput = try ResamplerHarness.stream(BuiltInResampler(inputRate: rate, outputRate: 16_000, kernels: other), input, chunkSizes: [480])
+                let output = try ResamplerHarness.stream(BuiltInResampler(inputRate: SampleRate(hertz: rate), outputRate: 16_000, kernels: combined), input, chunkSizes: [480])
+                let otherOutput = try ResamplerHarness.stream(BuiltInResampler(inputRate: SampleRate(hertz: rate), outputRate: 16_000, kernels: other), input, chunkSizes: [480])
                 #expect(output.map(\.bitPattern) == expected.map(\.bitPattern), "\(combined.name) at \(rate) Hz")
                 // The two sets differ in rounding here, so the comparison above tells them apart.
                 #expect(otherOutput.map(\.bitPattern) != expected.map(\.bitPattern), "\(rate) Hz")
@@ -122,10 +122,10 @@ struct AVX2KernelTests {
     @Test(.enabled(if: avx2Available, "this CPU has no AVX2 + FMA"), arguments: ratePairs)
     func avx2KernelsMatchTheirReferenceBitForBit(inputRate: Double, outputRate: Double) throws {
         let input = Self.signal(rate: inputRate, frames: Int(inputRate * 0.2) + 13)
-        let reference = try ResamplerHarness.stream(BuiltInResampler(inputRate: inputRate, outputRate: outputRate, kernels: DSPKernels.fmaReference), input, chunkSizes: [input.count])
+        let reference = try ResamplerHarness.stream(BuiltInResampler(inputRate: SampleRate(hertz: inputRate), outputRate: SampleRate(hertz: outputRate), kernels: DSPKernels.fmaReference), input, chunkSizes: [input.count])
         for kernels in vectorSets {
             for chunk in [480, 80] {
-                let fast = try ResamplerHarness.stream(BuiltInResampler(inputRate: inputRate, outputRate: outputRate, kernels: kernels), input, chunkSizes: [chunk])
+                let fast = try ResamplerHarness.stream(BuiltInResampler(inputRate: SampleRate(hertz: inputRate), outputRate: SampleRate(hertz: outputRate), kernels: kernels), input, chunkSizes: [chunk])
                 #expect(fast == reference, "\(kernels.name), chunks of \(chunk)")
             }
         }
@@ -256,7 +256,7 @@ struct AVX2KernelTests {
     func avx2OutputIsIdenticalHoweverTheInputIsCut(inputRate: Double, outputRate: Double) throws {
         let kernels = try #require(DSPKernels.avx2)
         let input = Self.signal(rate: inputRate, frames: Int(inputRate * 0.15) + 5)
-        let resampler = try BuiltInResampler(inputRate: inputRate, outputRate: outputRate, kernels: kernels)
+        let resampler = try BuiltInResampler(inputRate: SampleRate(hertz: inputRate), outputRate: SampleRate(hertz: outputRate), kernels: kernels)
         let whole = try ResamplerHarness.stream(resampler, input, chunkSizes: [input.count])
         #expect(whole.count == Int((Double(input.count) * outputRate / inputRate).rounded()))
         for cuts in [[1], [7], [441], ResamplerHarness.randomCuts(count: 60, maximum: 2_000, seed: 3)] {
@@ -268,8 +268,8 @@ struct AVX2KernelTests {
     func avx2AndPortableKernelsDifferOnlyByRounding(inputRate: Double, outputRate: Double) throws {
         let avx2 = try #require(DSPKernels.avx2)
         let input = Self.signal(rate: inputRate, frames: Int(inputRate * 0.1))
-        let fast = try ResamplerHarness.stream(BuiltInResampler(inputRate: inputRate, outputRate: outputRate, kernels: avx2), input, chunkSizes: [480])
-        let portable = try ResamplerHarness.stream(BuiltInResampler(inputRate: inputRate, outputRate: outputRate, kernels: .portable), input, chunkSizes: [480])
+        let fast = try ResamplerHarness.stream(BuiltInResampler(inputRate: SampleRate(hertz: inputRate), outputRate: SampleRate(hertz: outputRate), kernels: avx2), input, chunkSizes: [480])
+        let portable = try ResamplerHarness.stream(BuiltInResampler(inputRate: SampleRate(hertz: inputRate), outputRate: SampleRate(hertz: outputRate), kernels: .portable), input, chunkSizes: [480])
         #expect(fast.count == portable.count)
         let difference = zip(fast, portable).map { $0 - $1 }
         #expect(Measurement.dB(Measurement.rms(difference) / Measurement.rms(portable)) < -120)

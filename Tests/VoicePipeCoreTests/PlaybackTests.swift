@@ -51,7 +51,7 @@ struct PlaybackTests {
 
     @Test(arguments: [48_000.0, 44_100])
     func aRateChangeGoesThroughTheBuiltInResampler(deviceRate: Double) throws {
-        let converter = try PlaybackConverter(outputRate: deviceRate, channelCount: 2)
+        let converter = try PlaybackConverter(outputRate: SampleRate(hertz: deviceRate), channelCount: 2)
         let amplitude = 0.5
         let tone = Signals.int16(Signals.sine(frequency: 1_000, amplitude: amplitude, sampleRate: 24_000, frames: 24_000))
         var left = [Float](), right = [Float]()

@@ -6,7 +6,7 @@ import VoicePipeTestSupport
 /// interruptions cut only what had not been heard, unplayable chunks refused whole.
 struct ReplyPlayerTests {
     static func chunk(_ samples: [Int16], rate: Int = 24_000) -> AudioChunk {
-        AudioChunk(sampleRate: rate, samples: samples)
+        AudioChunk(sampleRate: SampleRate(hertz: Double(rate)), samples: samples)
     }
 
     @Test func everyChunkReachesTheSinkExactlyAndInOrder() throws {
@@ -51,7 +51,7 @@ struct ReplyPlayerTests {
     @Test(arguments: [96_000.0, 192_000.0])
     func fadesLongerThanARenderPeriodPlayWhole(rate: Double) throws {
         let sink = RecordingSink()
-        let format = try PlayerFormat(FormatGuard.validate(AudioFormat(sampleRate: rate, channelCount: 2, sampleType: .float32, isInterleaved: false)))
+        let format = try PlayerFormat(FormatGuard.validate(AudioFormat(sampleRate: SampleRate(hertz: rate), channelCount: 2, sampleType: .float32, isInterleaved: false)))
         let player = try ReplyPlayer(sink: sink, format: format)
         let fadeFrames = Int((rate * 0.005).rounded())
         for reply in 1...3 {
@@ -99,7 +99,7 @@ struct ReplyPlayerTests {
     static func converted(_ parts: [(samples: [Int16], rate: Int)]) throws -> [Float] {
         var out = [Float]()
         for part in parts {
-            let converter = try PlaybackConverter(sourceRate: Double(part.rate))
+            let converter = try PlaybackConverter(sourceRate: SampleRate(hertz: Double(part.rate)))
             try part.samples.withUnsafeBufferPointer { try converter.process($0) { out += $0.copyChannel(0) } }
             try converter.flush { out += $0.copyChannel(0) }
         }
@@ -150,7 +150,7 @@ struct ReplyPlayerTests {
 /// Any PCM format to a player's format: channels kept or averaged, rates converted, exact when nothing changes.
 struct PCMPlaybackConverterTests {
     static func player(rate: Double, channels: Int) throws -> PlayerFormat {
-        try PlayerFormat(FormatGuard.validate(AudioFormat(sampleRate: rate, channelCount: channels, sampleType: .float32, isInterleaved: false)))
+        try PlayerFormat(FormatGuard.validate(AudioFormat(sampleRate: SampleRate(hertz: rate), channelCount: channels, sampleType: .float32, isInterleaved: false)))
     }
 
     static func run(_ converter: PCMPlaybackConverter, _ samples: [Int16], framesPerCall: Int) throws -> [[Float]] {

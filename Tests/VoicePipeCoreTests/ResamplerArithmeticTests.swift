@@ -28,7 +28,7 @@ struct ResamplerArithmeticTests {
     /// centre on every other one.
     @Test(arguments: [(8_000.0, 16_000.0), (24_000.0, 48_000.0)])
     func theDoubleRateInterpolatorAppliesSixtyFourTapsAnOutput(rates: (Double, Double)) throws {
-        let resampler = try BuiltInResampler(inputRate: rates.0, outputRate: rates.1)
+        let resampler = try BuiltInResampler(inputRate: SampleRate(hertz: rates.0), outputRate: SampleRate(hertz: rates.1))
         #expect(resampler.arithmetic == ResamplerArithmetic(multiplyAdds: 64.5, executedMultiplyAdds: 32.5))
     }
 

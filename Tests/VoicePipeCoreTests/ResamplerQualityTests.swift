@@ -20,9 +20,9 @@ struct ResamplerQualityTests {
         }
         var format: AudioFormat {
             switch self {
-            case .stereo48kFloat32: AudioFormat(sampleRate: rate, channelCount: 2, sampleType: .float32)
-            case .stereo44k1Int16: AudioFormat(sampleRate: rate, channelCount: 2, sampleType: .int16)
-            case .mono8kInt16, .mono22k05Int16: AudioFormat(sampleRate: rate, channelCount: 1, sampleType: .int16)
+            case .stereo48kFloat32: AudioFormat(sampleRate: SampleRate(hertz: rate), channelCount: 2, sampleType: .float32)
+            case .stereo44k1Int16: AudioFormat(sampleRate: SampleRate(hertz: rate), channelCount: 2, sampleType: .int16)
+            case .mono8kInt16, .mono22k05Int16: AudioFormat(sampleRate: SampleRate(hertz: rate), channelCount: 1, sampleType: .int16)
             }
         }
         var testDescription: String { rawValue }
@@ -35,7 +35,7 @@ struct ResamplerQualityTests {
 
     /// Streams a mono signal through the resampler alone (Float32 output, no rounding).
     static func resampleFloat(_ signal: [Double], from rate: Double, to outputRate: Double = outputRate) throws -> [Float] {
-        let resampler = try BuiltInResampler(inputRate: rate, outputRate: outputRate)
+        let resampler = try BuiltInResampler(inputRate: SampleRate(hertz: rate), outputRate: SampleRate(hertz: outputRate))
         return try ResamplerHarness.stream(resampler, signal.map(Float.init), chunkSizes: [480])
     }
 
@@ -118,7 +118,7 @@ struct ResamplerQualityTests {
             let fits = Measurement.fitTones(Self.steady(output), frequencies: [997, rate - 997], sampleRate: Self.outputRate)
             #expect(Measurement.dB(fits[1].amplitude / stopAmplitude) <= -100)
         }
-        #expect(try BuiltInResampler(inputRate: rate, outputRate: Self.outputRate).latency <= 0.004 + 1e-12)
+        #expect(try BuiltInResampler(inputRate: SampleRate(hertz: rate), outputRate: SampleRate(hertz: Self.outputRate)).latency <= 0.004 + 1e-12)
     }
 
     @Test func upsamplingImagesAre100DecibelsDown() throws {

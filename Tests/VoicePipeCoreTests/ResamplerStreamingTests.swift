@@ -20,7 +20,7 @@ struct ResamplerStreamingTests {
     @Test(arguments: ratePairs)
     func outputIsIdenticalHoweverTheInputIsCut(inputRate: Double, outputRate: Double) throws {
         let input = Self.testSignal(rate: inputRate, frames: Int(inputRate * 0.25) + 17)
-        let resampler = try BuiltInResampler(inputRate: inputRate, outputRate: outputRate)
+        let resampler = try BuiltInResampler(inputRate: SampleRate(hertz: inputRate), outputRate: SampleRate(hertz: outputRate))
         let reference = try ResamplerHarness.stream(resampler, input, chunkSizes: [input.count])
         let cuttings: [[Int]] = [[1], [7], [480], [4410], ResamplerHarness.randomCuts(count: 200, maximum: 3000, seed: 9)]
         for cuts in cuttings {
@@ -78,8 +78,8 @@ struct ResamplerStreamingTests {
         let signal = Self.stereoSignal(rate: inputRate, frames: frames)
         for kernels in [DSPKernels.best, .portable] {
             for (type, mono) in [("Float32", signal.floatMono), ("Int16", signal.intMono)] {
-                let expected = try ResamplerHarness.stream(BuiltInResampler(inputRate: inputRate, outputRate: 16_000, kernels: kernels), mono, chunkSizes: [frames])
-                let resampler = try BuiltInResampler(inputRate: inputRate, outputRate: 16_000, kernels: kernels)
+                let expected = try ResamplerHarness.stream(BuiltInResampler(inputRate: SampleRate(hertz: inputRate), outputRate: 16_000, kernels: kernels), mono, chunkSizes: [frames])
+                let resampler = try BuiltInResampler(inputRate: SampleRate(hertz: inputRate), outputRate: 16_000, kernels: kernels)
                 // Odd chunk sizes change which stream the next sample starts; 3 000 spans internal blocks.
                 for cuts in [[frames], [1], [7], [480], [3_000], ResamplerHarness.randomCuts(count: 100, maximum: 2_500, seed: 5)] {
                     let output = try Self.stream(resampler, frames: frames, chunkSize: { cuts[$0 % cuts.count] }) { offset, count, out in
@@ -102,8 +102,8 @@ struct ResamplerStreamingTests {
     func stereoAndMonoBuffersMixInOneStream(inputRate: Double) throws {
         let frames = Int(inputRate * 0.1) + 13
         let signal = Self.stereoSignal(rate: inputRate, frames: frames)
-        let expected = try ResamplerHarness.stream(BuiltInResampler(inputRate: inputRate, outputRate: 16_000), signal.floatMono, chunkSizes: [frames])
-        let resampler = try BuiltInResampler(inputRate: inputRate, outputRate: 16_000)
+        let expected = try ResamplerHarness.stream(BuiltInResampler(inputRate: SampleRate(hertz: inputRate), outputRate: 16_000), signal.floatMono, chunkSizes: [frames])
+        let resampler = try BuiltInResampler(inputRate: SampleRate(hertz: inputRate), outputRate: 16_000)
         // Chunk k is 37 + 101·(k mod 5) frames; even chunks go in as stereo, odd ones as mono.
         var stereoNext = true
         let output = try Self.stream(resampler, frames: frames, chunkSize: { 37 + 101 * ($0 % 5) }) { offset, count, out in
@@ -118,7 +118,7 @@ struct ResamplerStreamingTests {
 
     @Test(arguments: ratePairs)
     func streamLengthIsTheRoundedExactRatio(inputRate: Double, outputRate: Double) throws {
-        let resampler = try BuiltInResampler(inputRate: inputRate, outputRate: outputRate)
+        let resampler = try BuiltInResampler(inputRate: SampleRate(hertz: inputRate), outputRate: SampleRate(hertz: outputRate))
         for frames in [0, 1, 2, 3, 5, 100, 441, 1_000, 4_410, 12_345] {
             let output = try ResamplerHarness.stream(resampler, Self.testSignal(rate: inputRate, frames: frames), chunkSizes: [256])
             let exact = Double(frames) * outputRate / inputRate
@@ -166,12 +166,12 @@ struct ResamplerStreamingTests {
 
     @Test(arguments: [0.0, -48_000, .nan, .infinity, 500, 1_000_000])
     func unsupportedRatesAreRefused(rate: Double) {
-        #expect(throws: ResamplerError.self) { try BuiltInResampler(inputRate: rate, outputRate: 16_000) }
+        #expect(throws: ResamplerError.self) { try BuiltInResampler(inputRate: SampleRate(hertz: rate), outputRate: 16_000) }
     }
 
     @Test func latencyStaysWithinFourMilliseconds() throws {
         for (input, output) in Self.ratePairs where input != output && min(input, output) >= 8_000 {
-            let resampler = try BuiltInResampler(inputRate: input, outputRate: output)
+            let resampler = try BuiltInResampler(inputRate: SampleRate(hertz: input), outputRate: SampleRate(hertz: output))
             #expect(resampler.latency <= 0.004 + 1e-12, "\(input) → \(output): \(resampler.latency * 1000) ms")
         }
     }

@@ -47,7 +47,7 @@ struct SpanInputTests {
 
     /// Every block's samples, as bit patterns, after process and flush.
     static func converted(_ rate: Double, _ feed: (PlaybackConverter, (borrowing PlaybackBuffer) -> Void) throws -> Void) throws -> [UInt32] {
-        let converter = try PlaybackConverter(outputRate: rate)
+        let converter = try PlaybackConverter(outputRate: SampleRate(hertz: rate))
         var out: [UInt32] = []
         let collect: (borrowing PlaybackBuffer) -> Void = { out += $0.copyChannel(0).map(\.bitPattern) }
         try feed(converter, collect)

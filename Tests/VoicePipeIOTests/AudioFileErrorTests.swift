@@ -104,7 +104,7 @@ struct AudioFileErrorTests {
 
         // An infinite rate (exponent all ones, zero fraction) is named as not finite.
         let infinite = try directory.file("inf.aiff", Fixtures.aiff(rate80: [0x7F, 0xFF, 0x80, 0, 0, 0, 0, 0, 0, 0], channels: 1, declaredFrames: 3, payload: payload))
-        #expect(caught { try AudioFileReader(path: infinite) } == .unusableFormat(path: infinite, .sampleRateNotFinite(.infinity)))
+        #expect(caught { try AudioFileReader(path: infinite) } == .unusableFormat(path: infinite, .sampleRateNotFinite(SampleRate(hertz: .infinity))))
     }
 
     // MARK: Truncation
@@ -210,7 +210,7 @@ struct AudioFileErrorTests {
         let path = try directory.file("capture.raw", [0, 0, 0, 0])
         for format in [
             RawPCMFormat(sampleRate: 0, channelCount: 1, encoding: .int16),
-            RawPCMFormat(sampleRate: .nan, channelCount: 1, encoding: .mulaw),
+            RawPCMFormat(sampleRate: SampleRate(hertz: .nan), channelCount: 1, encoding: .mulaw),
             RawPCMFormat(sampleRate: -8_000, channelCount: 1, encoding: .alaw),
             RawPCMFormat(sampleRate: 16_000, channelCount: 0, encoding: .int24),
             RawPCMFormat(sampleRate: 44_100.5, channelCount: 1, encoding: .u8),
@@ -289,6 +289,16 @@ struct AudioFileErrorTests {
             return
         }
         // Nothing was created for a refused format.
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    /// A file header stores whole hertz, so a fractional rate (which the guard accepts) is refused
+    /// before anything is created.
+    @Test func writerRefusesAFractionalRate() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("out.wav")
+        #expect(caught { try AudioFileWriter(path: path, sampleRate: 44_100.5, channelCount: 1, encoding: .int16) }
+            == .cannotCreate(path: path, reason: "a WAV file stores a whole number of hertz, not 44100.5 Hz; round the rate", code: nil))
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 

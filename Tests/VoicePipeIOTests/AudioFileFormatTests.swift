@@ -86,7 +86,7 @@ struct AudioFileFormatTests {
         let reader = try AudioFileReader(path: path)
         #expect(reader.info.container == "OGG")
         #expect(reader.info.encoding == "Vorbis")
-        #expect(reader.format.audioFormat == AudioFormat(sampleRate: rate, channelCount: 2, sampleType: .float32, isInterleaved: true))
+        #expect(reader.format.audioFormat == AudioFormat(sampleRate: SampleRate(hertz: rate), channelCount: 2, sampleType: .float32, isInterleaved: true))
         let read = AudioFiles.readAll(reader, bufferFrames: 480, as: Float.self)
         #expect(read.error == nil)
         #expect(read.samples.count == frames * 2)

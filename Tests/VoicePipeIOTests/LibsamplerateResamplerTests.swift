@@ -16,7 +16,7 @@ struct LibsamplerateResamplerTests {
     @Test(arguments: cases)
     func outputIsIdenticalHoweverTheInputIsCut(quality: LibsamplerateResampler.Quality, inputRate: Double, outputRate: Double) throws {
         let input = Self.signal(rate: inputRate, frames: Int(inputRate * 0.1) + 17)
-        let resampler = try LibsamplerateResampler(inputRate: inputRate, outputRate: outputRate, quality: quality)
+        let resampler = try LibsamplerateResampler(inputRate: SampleRate(hertz: inputRate), outputRate: SampleRate(hertz: outputRate), quality: quality)
         let reference = try ResamplerHarness.stream(resampler, input, chunkSizes: [input.count])
         for cuts in [[1], [7], [480], [4_410], ResamplerHarness.randomCuts(count: 100, maximum: 3_000, seed: 9)] {
             #expect(try ResamplerHarness.stream(resampler, input, chunkSizes: cuts) == reference, "\(quality) chunks \(cuts.prefix(2))")
@@ -25,7 +25,7 @@ struct LibsamplerateResamplerTests {
 
     @Test(arguments: cases)
     func streamLengthIsTheRoundedExactRatio(quality: LibsamplerateResampler.Quality, inputRate: Double, outputRate: Double) throws {
-        let resampler = try LibsamplerateResampler(inputRate: inputRate, outputRate: outputRate, quality: quality)
+        let resampler = try LibsamplerateResampler(inputRate: SampleRate(hertz: inputRate), outputRate: SampleRate(hertz: outputRate), quality: quality)
         for frames in [0, 1, 2, 3, 100, 441, 1_000, 12_345] {
             let output = try ResamplerHarness.stream(resampler, Self.signal(rate: inputRate, frames: frames), chunkSizes: [256])
             #expect(output.count == Int((Double(frames) * outputRate / inputRate).rounded()), "\(quality) \(frames) frames")

@@ -43,7 +43,7 @@ struct RawFormatTests {
         let raw = try directory.file("audio.raw", SndFileFixtures.wavData(wav))
 
         let wavReader = try AudioFileReader(path: wav)
-        let rawReader = try AudioFileReader(path: raw, rawFormat: RawPCMFormat(sampleRate: Double(rate), channelCount: channels, encoding: encoding))
+        let rawReader = try AudioFileReader(path: raw, rawFormat: RawPCMFormat(sampleRate: SampleRate(hertz: Double(rate)), channelCount: channels, encoding: encoding))
         #expect(rawReader.format == wavReader.format, "\(encoding)")
         #expect(rawReader.format.sampleType == encoding.decodedSampleType)
         #expect(rawReader.info.container == "RAW")

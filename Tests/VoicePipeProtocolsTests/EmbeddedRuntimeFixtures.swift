@@ -13,7 +13,7 @@ extension RuntimeFixtures {
     }
 
     static func audio(_ samples: [Int16], rate: Int = rate) -> TransportEvent {
-        message(.audioChunk(AudioChunk(sampleRate: rate, samples: samples)))
+        message(.audioChunk(AudioChunk(sampleRate: SampleRate(hertz: Double(rate)), samples: samples)))
     }
 
     static let start = message(.sessionStart(sessionId: "s-1", context: [:]))

@@ -62,7 +62,7 @@ struct CellArithmetic: Codable {
         // One resampler per workload: its chain, and so its arithmetic, is the same for every kernel set.
         var perWorkload: [String: (workload: Workload, arithmetic: ResamplerArithmetic)] = [:]
         for workload in Workload.all {
-            guard let resampler = try? BuiltInResampler(inputRate: Double(workload.inputRate), outputRate: Double(workload.outputRate)) else { continue }
+            guard let resampler = try? BuiltInResampler(inputRate: SampleRate(hertz: Double(workload.inputRate)), outputRate: SampleRate(hertz: Double(workload.outputRate))) else { continue }
             perWorkload[workload.id] = (workload, resampler.arithmetic)
         }
         var cells: [String: CellArithmetic] = [:]
@@ -110,7 +110,7 @@ struct ResamplerAloneRow: Codable {
                 for ms in Workload.chunkMilliseconds {
                     let cellName = "throughput/\(workload.id)/\(ms)ms/\(contender)"
                     guard filter(cellName),
-                          let resampler = try? BuiltInResampler(inputRate: Double(workload.inputRate), outputRate: Double(workload.outputRate), kernels: kernels)
+                          let resampler = try? BuiltInResampler(inputRate: SampleRate(hertz: Double(workload.inputRate)), outputRate: SampleRate(hertz: Double(workload.outputRate)), kernels: kernels)
                     else { continue }
                     let chunk = workload.chunkFrames(milliseconds: ms)
                     var output = [Float](repeating: 0, count: resampler.maxOutputFrames(forInputFrames: chunk))

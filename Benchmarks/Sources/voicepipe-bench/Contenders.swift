@@ -110,7 +110,7 @@ final class VoicePipeCapture: StreamContender {
     var produced: Int { converter.outputSamples }
 
     init(workload: Workload, frameMilliseconds: Int, tap wantsTap: Bool, kernels: DSPKernels) {
-        let format = AudioFormat(sampleRate: Double(workload.inputRate), channelCount: workload.channels, sampleType: workload.format == .float32 ? .float32 : .int16)
+        let format = AudioFormat(sampleRate: SampleRate(hertz: Double(workload.inputRate)), channelCount: workload.channels, sampleType: workload.format == .float32 ? .float32 : .int16)
         let validated = try! FormatGuard.validate(format)
         // With a tap, the converter gets the same resampler wrapped so its Float32 output is also
         // recorded; everything else is the default pipeline.
@@ -136,8 +136,8 @@ final class TapResampler: Resampler {
     var recorder: OutputRecorder?
     init(_ inner: BuiltInResampler) { self.inner = inner }
 
-    var inputRate: Double { inner.inputRate }
-    var outputRate: Double { inner.outputRate }
+    var inputRate: SampleRate { inner.inputRate }
+    var outputRate: SampleRate { inner.outputRate }
     var latency: Double { inner.latency }
     var maxFlushFrames: Int { inner.maxFlushFrames }
     func maxOutputFrames(forInputFrames count: Int) -> Int { inner.maxOutputFrames(forInputFrames: count) }
@@ -164,7 +164,7 @@ final class VoicePipePlayback: StreamContender {
     private(set) var produced = 0
 
     init(workload: Workload, kernels: DSPKernels) {
-        converter = try! PlaybackConverter(sourceRate: Double(workload.inputRate), outputRate: Double(workload.outputRate), kernels: kernels)
+        converter = try! PlaybackConverter(sourceRate: SampleRate(hertz: Double(workload.inputRate)), outputRate: SampleRate(hertz: Double(workload.outputRate)), kernels: kernels)
     }
 
     func process(_ chunk: UnsafeRawBufferPointer) {

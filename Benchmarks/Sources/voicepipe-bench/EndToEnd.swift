@@ -94,7 +94,7 @@ enum EndToEndBenchmark {
         let descriptor = open(output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         precondition(descriptor >= 0, "cannot write \(output)")
         let writer = BufferedWriter(descriptor: descriptor)
-        let readFrames = Int(reader.format.sampleRate) * frameMilliseconds / 1000
+        let readFrames = Int(reader.format.sampleRate.hertz) * frameMilliseconds / 1000
         let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: readFrames * reader.format.bytesPerFrame, alignment: 16)
         let message = UnsafeMutableRawBufferPointer.allocate(byteCount: AudioChunkJSON.encodedCount(sampleCount: 1_600, sampleRate: 16_000) + 1, alignment: 16)
         var messages = 0

@@ -43,7 +43,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let general = generalDecode(message, limits: limits)
     switch fast {
     case .chunk(let chunk):
-        fuzzRequire(general == .success(WireEnvelope(message: .audioChunk(chunk))), "fast path \(chunk.sampleRate) Hz × \(chunk.samples.count), general \(general)")
+        fuzzRequire(general == .success(WireEnvelope(message: .audioChunk(chunk))), "fast path \(chunk.sampleRate) × \(chunk.samples.count), general \(general)")
     case .failure(let error):
         switch general {
         case .success(let envelope):

@@ -43,13 +43,13 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         var nextIndex = 0
         let ending = try converter.convert(reader) { frame in
             fuzzRequire(frame.index == nextIndex && frame.startSample == produced, "frame \(frame.index) at \(frame.startSample) after \(nextIndex) frames, \(produced) samples")
-            fuzzRequire(frame.samples.count <= converter.frameLength && (frame.samples.count > 0 || produced == 0), "a frame of \(frame.samples.count) samples")
+            fuzzRequire(frame.sampleCount <= converter.frameLength && (frame.sampleCount > 0 || produced == 0), "a frame of \(frame.sampleCount) samples")
             nextIndex += 1
-            produced += frame.samples.count
+            produced += frame.sampleCount
         }
         let ratio = try RationalRatio(inputRate: reader.format.sampleRate, outputRate: AudioFormat.captureTarget.sampleRate)
         let expected = ratio.outputFrames(forInputFrames: reader.framesRead)
-        fuzzRequire(produced == expected, "\(reader.framesRead) frames at \(reader.format.sampleRate) Hz gave \(produced) samples, not \(expected)")
+        fuzzRequire(produced == expected, "\(reader.framesRead) frames at \(reader.format.sampleRate) gave \(produced) samples, not \(expected)")
         if case .truncated(let framesRead, _) = ending {
             fuzzRequire(framesRead == reader.framesRead, "truncated after \(framesRead) frames but \(reader.framesRead) were read")
         }

@@ -28,8 +28,8 @@ func sampleRate(_ input: inout FuzzInput) -> Double {
 
 /// What the format guard must say, from its contract.
 func expectedVerdict(_ format: AudioFormat) -> FormatRejection? {
-    if !format.sampleRate.isFinite { return .sampleRateNotFinite(format.sampleRate) }
-    if format.sampleRate <= 0 { return .sampleRateNotPositive(format.sampleRate) }
+    if !format.sampleRate.hertz.isFinite { return .sampleRateNotFinite(format.sampleRate) }
+    if format.sampleRate.hertz <= 0 { return .sampleRateNotPositive(format.sampleRate) }
     if format.channelCount <= 0 { return .noChannels(format.channelCount) }
     return nil
 }
@@ -37,7 +37,7 @@ func expectedVerdict(_ format: AudioFormat) -> FormatRejection? {
 /// Rejections compared with NaN equal to itself (a NaN rate is refused as NaN).
 func same(_ a: FormatRejection?, _ b: FormatRejection?) -> Bool {
     switch (a, b) {
-    case (.sampleRateNotFinite(let x)?, .sampleRateNotFinite(let y)?): x == y || (x.isNaN && y.isNaN)
+    case (.sampleRateNotFinite(let x)?, .sampleRateNotFinite(let y)?): x == y || (x.hertz.isNaN && y.hertz.isNaN)
     default: a == b
     }
 }
@@ -83,7 +83,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let channels = Int(input.byte() % 65)
     let layout = input.byte()
     let sampleType = SampleType.allCases[Int(layout & 3) % SampleType.allCases.count]
-    let format = AudioFormat(sampleRate: rate, channelCount: channels, sampleType: sampleType, isInterleaved: layout & 4 == 0)
+    let format = AudioFormat(sampleRate: SampleRate(hertz: rate), channelCount: channels, sampleType: sampleType, isInterleaved: layout & 4 == 0)
     let millisecondsByte = Int(input.byte())
     let milliseconds = millisecondsByte < 200 ? 10 + millisecondsByte % 91 : millisecondsByte - 200
     let downmixChannel = Int(input.byte() % 70)
@@ -126,15 +126,15 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 
     var produced = 0
     var nextIndex = 0
-    let deliver = { (frame: CaptureFrame) in
+    let deliver = { (frame: borrowing CaptureFrame) in
         fuzzRequire(frame.index == nextIndex && frame.startSample == produced, "frame \(frame.index) at \(frame.startSample) after \(nextIndex) frames, \(produced) samples")
-        fuzzRequire(frame.samples.count <= converter.frameLength, "a frame of \(frame.samples.count) samples, longer than \(converter.frameLength)")
-        let peak = frame.samples.reduce(0) { max($0, Int($1.magnitude)) }
+        fuzzRequire(frame.sampleCount <= converter.frameLength, "a frame of \(frame.sampleCount) samples, longer than \(converter.frameLength)")
+        let peak = frame.copySamples().reduce(0) { max($0, Int($1.magnitude)) }
         fuzzRequire(frame.level.peak == peak, "level peak \(frame.level.peak), samples' peak \(peak)")
         fuzzRequire(!frame.level.floatPeak.isNaN && frame.level.floatPeak >= 0, "float peak \(frame.level.floatPeak)")
         fuzzRequire(!frame.level.isDigitalSilence || peak == 0, "digital silence with a peak of \(peak)")
         nextIndex += 1
-        produced += frame.samples.count
+        produced += frame.sampleCount
     }
     do {
         // A partial frame is refused before anything is consumed.
@@ -157,7 +157,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     }
     do throws(ResamplerError) {
         let expected = try RationalRatio(inputRate: validated.sampleRate, outputRate: AudioFormat.captureTarget.sampleRate).outputFrames(forInputFrames: frames)
-        fuzzRequire(produced == expected, "\(frames) frames at \(validated.sampleRate) Hz gave \(produced) samples, not \(expected)")
+        fuzzRequire(produced == expected, "\(frames) frames at \(validated.sampleRate) gave \(produced) samples, not \(expected)")
     } catch {
         fuzzRequire(false, "a rate the converter took has no ratio: \(error)")
     }

@@ -36,7 +36,7 @@ public final class CaptureFileWriter {
         self.destination = destination
         switch destination {
         case .audioFile(let path, let container):
-            audio = try AudioFileWriter(path: path, sampleRate: Int(Self.target.sampleRate), channelCount: Self.target.channelCount, encoding: .int16, container: container)
+            audio = try AudioFileWriter(path: path, sampleRate: Self.target.sampleRate, channelCount: Self.target.channelCount, encoding: .int16, container: container)
             lines = nil
         case .jsonLines(let path):
             lines = try JSONLinesWriter(path: path)
@@ -50,7 +50,7 @@ public final class CaptureFileWriter {
         try frame.withSamples { samples in
             try samples.withUnsafeBufferPointer { samples in
                 try audio?.write(samples)
-                try lines?.appendAudioChunk(samples, sampleRate: Int(Self.target.sampleRate))
+                try lines?.appendAudioChunk(samples, sampleRate: Self.target.sampleRate)
             }
         }
         statistics.add(frame)

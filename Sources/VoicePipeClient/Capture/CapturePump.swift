@@ -100,7 +100,7 @@ public final class CapturePump: @unchecked Sendable {
         self.frameLimit = frameLimit.map { max($0, 1) }
         self.whenFull = whenFull
         let seconds = ringSeconds.isFinite ? min(max(ringSeconds, 0.05), 60) : 2
-        let frames = max(Int((device.format.sampleRate * seconds).rounded()), 4_096)
+        let frames = max(Int((device.format.sampleRate.hertz * seconds).rounded()), 4_096)
         ring = AudioRing(capacity: frames * device.format.bytesPerFrame)
     }
 

@@ -48,7 +48,7 @@ public final class JSONLinesWriter {
     /// Appends one `audio.chunk` message for `samples` and a newline, written by Core's
     /// ``AudioChunkJSON`` straight into the buffer.
     /// - Throws: ``JSONLinesError/writeFailed(name:code:)`` when a flush fails.
-    public func appendAudioChunk(_ samples: UnsafeBufferPointer<Int16>, sampleRate: Int) throws(JSONLinesError) {
+    public func appendAudioChunk(_ samples: UnsafeBufferPointer<Int16>, sampleRate: SampleRate) throws(JSONLinesError) {
         let length = AudioChunkJSON.encodedCount(sampleCount: samples.count, sampleRate: sampleRate)
         let space = try reserve(length + 1)
         let written = AudioChunkJSON.encode(samples, sampleRate: sampleRate, into: space)

@@ -40,7 +40,7 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
     }
 
     public var name: String { "speaker '\(deviceName)'" }
-    public var sampleRate: Double { player.format.sampleRate }
+    public var sampleRate: SampleRate { player.format.sampleRate }
     public var framesPlayed: Int { player.framesPlayed }
     public var framesCut: Int { player.statistics.droppedFrames }
 
@@ -79,7 +79,7 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
         try player.replyEnded()
         if thread != nil {
             // Let what is queued play out, bounded by its own length and a second to spare.
-            let limit = ContinuousClock.now + .seconds(Double(player.queuedFrames) / sampleRate + 1)
+            let limit = ContinuousClock.now + .seconds(Double(player.queuedFrames) / sampleRate.hertz + 1)
             control.wait { player.queuedFrames == 0 || !control.running.load(ordering: .acquiring) || ContinuousClock.now >= limit }
             control.requestStop()
             control.wait { control.stopped.load(ordering: .acquiring) }
@@ -114,7 +114,7 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
                 }
                 // Never more than 100 ms ahead of the clock, whatever the device takes; a stop
                 // request ends the wait at once.
-                let due = start + .seconds(Double(rendered) / player.format.sampleRate) - .milliseconds(100)
+                let due = start + .seconds(Double(rendered) / player.format.sampleRate.hertz) - .milliseconds(100)
                 let now = clock.now
                 if now < due { control.stopRequested.wait(seconds: (due - now).seconds) }
             }

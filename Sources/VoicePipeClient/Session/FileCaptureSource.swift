@@ -27,7 +27,7 @@ public final class FileCaptureSource {
     public private(set) var framesDelivered = 0
 
     /// Frame duration at the capture rate (the last frame may be shorter).
-    public var frameDuration: Duration { .samples(converter.frameLength, at: Int(AudioFormat.captureTarget.sampleRate)) }
+    public var frameDuration: Duration { AudioFormat.captureTarget.sampleRate.duration(ofFrames: converter.frameLength) }
 
     /// Reads `reader` through `converter` (built for the reader's format).
     /// - Throws: ``FileCaptureSourceError/formatMismatch(file:converter:)`` when the formats differ.

@@ -30,7 +30,7 @@ public protocol ReplyOutput: AnyObject {
     /// Frames heard (written) so far, at ``sampleRate``.
     var framesPlayed: Int { get }
     /// The rate ``framesPlayed`` counts in.
-    var sampleRate: Double { get }
+    var sampleRate: SampleRate { get }
     /// Frames dropped by cuts.
     var framesCut: Int { get }
 }
@@ -49,7 +49,7 @@ public final class FileReplyOutput: ReplyOutput {
     }
 
     public var name: String { sink.path == "-" ? "standard output" : "'\(sink.path)'" }
-    public var sampleRate: Double { player.format.sampleRate }
+    public var sampleRate: SampleRate { player.format.sampleRate }
     public var framesPlayed: Int { player.framesPlayed }
     public var framesCut: Int { player.statistics.droppedFrames }
     public private(set) var chunksQueued = 0
@@ -90,7 +90,7 @@ public final class DiscardedReplyOutput: ReplyOutput {
 
     public func play(_ chunk: AudioChunk) throws(ReplyPlayerError) -> Bool {
         chunksQueued += 1
-        framesPlayed += Int((Double(chunk.samples.count) * sampleRate / Double(max(chunk.sampleRate, 1))).rounded())
+        framesPlayed += Int((Double(chunk.samples.count) * sampleRate.hertz / max(chunk.sampleRate.hertz, 1)).rounded())
         return true
     }
 
@@ -117,7 +117,7 @@ public final class TallyingReplyOutput: ReplyOutput {
     }
 
     public var name: String { output.name }
-    public var sampleRate: Double { output.sampleRate }
+    public var sampleRate: SampleRate { output.sampleRate }
     public var framesPlayed: Int { output.framesPlayed }
     public var framesCut: Int { output.framesCut }
     public var chunksQueued: Int { output.chunksQueued }

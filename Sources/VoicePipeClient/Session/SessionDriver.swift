@@ -95,7 +95,7 @@ public struct SessionReport: Sendable {
     /// Reply audio written or played, and where.
     public let outputName: String
     public let outputFrames: Int
-    public let outputSampleRate: Double
+    public let outputSampleRate: SampleRate
     /// A playback failure, if reply audio was lost.
     public let playbackError: ReplyPlayerError?
 

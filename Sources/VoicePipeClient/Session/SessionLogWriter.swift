@@ -21,7 +21,7 @@ public final class SessionLogWriter: Sendable {
     }
 
     private let output: Guarded<Output>
-    private let captureSampleRate: Int
+    private let captureSampleRate: SampleRate
 
     /// The first write failure; the log stops there and the session goes on.
     public var failure: JSONLinesError? { output.withLock { $0.failure } }
@@ -29,7 +29,7 @@ public final class SessionLogWriter: Sendable {
     /// Creates (or truncates) `path`; captured frames are described at `captureSampleRate`.
     /// Each line is written out as it is recorded, so a session that hangs has its log so far.
     /// - Throws: ``JSONLinesError/cannotCreate(path:reason:code:)``.
-    public init(path: String, captureSampleRate: Int = 16_000) throws(JSONLinesError) {
+    public init(path: String, captureSampleRate: SampleRate = .capture) throws(JSONLinesError) {
         output = Guarded(Output(writer: try JSONLinesWriter(path: path)))
         self.captureSampleRate = captureSampleRate
     }
@@ -95,9 +95,9 @@ public final class SessionLogWriter: Sendable {
         return (try? JSONParser.parse(WireCodec.encode(message))) ?? .string(WireCodec.encode(message))
     }
 
-    static func audioSummary(sampleRate: Int, sampleCount: Int, peakDBFS: Double?) -> JSONValue {
+    static func audioSummary(sampleRate: SampleRate, sampleCount: Int, peakDBFS: Double?) -> JSONValue {
         .object([
-            "type": .string(MessageType.audioChunk.rawValue), "sampleRate": .integer(sampleRate), "samples": .integer(sampleCount),
+            "type": .string(MessageType.audioChunk.rawValue), "sampleRate": .integer(sampleRate.roundedHertz), "samples": .integer(sampleCount),
             "peakDBFS": peakDBFS.map { .number(($0 * 10).rounded() / 10) } ?? .null,
         ])
     }

@@ -50,8 +50,8 @@ public enum AudioChunkError: Error, Sendable, Hashable, CustomStringConvertible 
 /// What ``AudioChunkJSON/parse(_:maxPayloadBytes:)`` found in an `audio.chunk` message: enough to
 /// size a buffer and decode the samples into it.
 public struct AudioChunkHeader: Sendable, Hashable {
-    /// The `sampleRate` field, in hertz (positive).
-    public let sampleRate: Int
+    /// The `sampleRate` field (a positive whole number of hertz).
+    public let sampleRate: SampleRate
     /// The number of Int16 samples the data decodes to.
     public let sampleCount: Int
     /// The bytes of the data string in the message, between its quotes, as written.
@@ -63,10 +63,11 @@ public struct AudioChunkHeader: Sendable, Hashable {
 
 /// A decoded `audio.chunk`: the sample rate and the samples.
 public struct AudioChunk: Sendable, Hashable {
-    public let sampleRate: Int
+    /// The rate of the samples; the wire carries it as a whole number of hertz.
+    public let sampleRate: SampleRate
     public let samples: [Int16]
 
-    public init(sampleRate: Int, samples: [Int16]) {
+    public init(sampleRate: SampleRate, samples: [Int16]) {
         self.sampleRate = sampleRate
         self.samples = samples
     }
@@ -129,11 +130,13 @@ public enum AudioChunkJSON {
 
     /// The exact length in bytes of the message for `sampleCount` samples at `sampleRate`.
     ///
-    /// - Precondition: `0 <= sampleCount <= Int.max / 4` and `sampleRate > 0`.
-    public static func encodedCount(sampleCount: Int, sampleRate: Int) -> Int {
+    /// The wire's `sampleRate` is a JSON integer: the rate is written as
+    /// ``SampleRate/roundedHertz`` (a rate read from the wire is written back as it was read).
+    /// - Precondition: `0 <= sampleCount <= Int.max / 4` and `sampleRate.roundedHertz > 0`.
+    public static func encodedCount(sampleCount: Int, sampleRate: SampleRate) -> Int {
         precondition(sampleCount >= 0 && sampleCount <= Int.max / 4, "sample count out of range")
-        precondition(sampleRate > 0, "an audio.chunk needs a positive sample rate")
-        return prefix.count + Base64.encodedCount(forByteCount: 2 * sampleCount) + middle.count + decimalDigitCount(sampleRate) + 1
+        precondition(sampleRate.roundedHertz > 0, "an audio.chunk needs a positive sample rate")
+        return prefix.count + Base64.encodedCount(forByteCount: 2 * sampleCount) + middle.count + decimalDigitCount(sampleRate.roundedHertz) + 1
     }
 
     /// Writes the message for `samples` at `sampleRate` into `output`.
@@ -142,11 +145,11 @@ public enum AudioChunkJSON {
     /// and allocates nothing.
     /// - Parameters:
     ///   - samples: the audio, in host order; it goes on the wire little-endian.
-    ///   - sampleRate: in hertz; must be positive.
+    ///   - sampleRate: positive; written in whole hertz (``SampleRate/roundedHertz``).
     ///   - output: at least `encodedCount(sampleCount:sampleRate:)` bytes (a shorter buffer is a
     ///     programming error and stops the program).
     /// - Returns: the number of bytes written.
-    public static func encode(_ samples: UnsafeBufferPointer<Int16>, sampleRate: Int, into output: UnsafeMutableRawBufferPointer) -> Int {
+    public static func encode(_ samples: UnsafeBufferPointer<Int16>, sampleRate: SampleRate, into output: UnsafeMutableRawBufferPointer) -> Int {
         let count = encodedCount(sampleCount: samples.count, sampleRate: sampleRate)
         precondition(output.count >= count, "audio.chunk output buffer holds \(output.count) bytes, the message needs \(count)")
         guard let destination = output.baseAddress else { return 0 }
@@ -156,8 +159,8 @@ public enum AudioChunkJSON {
         offset += writeData(samples, into: UnsafeMutableRawBufferPointer(rebasing: output[offset...]))
         middle.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: output[offset..<(offset + $0.count)]).copyMemory(from: $0) }
         offset += middle.count
-        let digits = decimalDigitCount(sampleRate)
-        var value = sampleRate
+        var value = sampleRate.roundedHertz
+        let digits = decimalDigitCount(value)
         for k in stride(from: offset + digits - 1, through: offset, by: -1) {
             destination.storeBytes(of: UInt8(ascii: "0") + UInt8(value % 10), toByteOffset: k, as: UInt8.self)
             value /= 10
@@ -168,30 +171,30 @@ public enum AudioChunkJSON {
     }
 
     /// The message for `samples` at `sampleRate`, as a `String` allocated once at its exact size.
-    public static func encode(_ samples: UnsafeBufferPointer<Int16>, sampleRate: Int) -> String {
+    public static func encode(_ samples: UnsafeBufferPointer<Int16>, sampleRate: SampleRate) -> String {
         String(unsafeUninitializedCapacity: encodedCount(sampleCount: samples.count, sampleRate: sampleRate)) { buffer in
             encode(samples, sampleRate: sampleRate, into: UnsafeMutableRawBufferPointer(buffer))
         }
     }
 
     /// Writes the message for samples held in an array into `output`, exactly as the pointer form does.
-    public static func encode(_ samples: [Int16], sampleRate: Int, into output: UnsafeMutableRawBufferPointer) -> Int {
+    public static func encode(_ samples: [Int16], sampleRate: SampleRate, into output: UnsafeMutableRawBufferPointer) -> Int {
         samples.withUnsafeBufferPointer { encode($0, sampleRate: sampleRate, into: output) }
     }
 
     /// Writes the message for samples lent as a `Span` (a ``CaptureFrame``'s, an array's) into
     /// `output`, exactly as the pointer form does.
-    public static func encode(_ samples: Span<Int16>, sampleRate: Int, into output: UnsafeMutableRawBufferPointer) -> Int {
+    public static func encode(_ samples: Span<Int16>, sampleRate: SampleRate, into output: UnsafeMutableRawBufferPointer) -> Int {
         samples.withUnsafeBufferPointer { encode($0, sampleRate: sampleRate, into: output) }
     }
 
     /// The message for samples held in an array, as a `String`, exactly as the pointer form writes it.
-    public static func encode(_ samples: [Int16], sampleRate: Int) -> String {
+    public static func encode(_ samples: [Int16], sampleRate: SampleRate) -> String {
         samples.withUnsafeBufferPointer { encode($0, sampleRate: sampleRate) }
     }
 
     /// The message for samples lent as a `Span`, as a `String`, exactly as the pointer form writes it.
-    public static func encode(_ samples: Span<Int16>, sampleRate: Int) -> String {
+    public static func encode(_ samples: Span<Int16>, sampleRate: SampleRate) -> String {
         samples.withUnsafeBufferPointer { encode($0, sampleRate: sampleRate) }
     }
 
@@ -309,7 +312,8 @@ public enum AudioChunkJSON {
     /// - Parameters:
     ///   - data: the data string as UTF-8, its JSON escapes already undone; offsets in a
     ///     ``AudioChunkError/badBase64(_:)`` count its bytes.
-    ///   - sampleRate: the `sampleRate` field, in hertz.
+    ///   - sampleRate: the `sampleRate` field as the JSON integer it is on the wire (checked here, so
+    ///     both paths refuse a rate that is not positive in the same words).
     ///   - maxPayloadBytes: the most decoded bytes a chunk may carry.
     /// - Returns: the chunk, its samples in host order.
     /// - Throws: ``AudioChunkError/badSampleRate(_:)`` (the rate in decimal),
@@ -338,7 +342,7 @@ public enum AudioChunkJSON {
             }
         }
         if let failure { throw failure }
-        return AudioChunk(sampleRate: sampleRate, samples: samples)
+        return AudioChunk(sampleRate: SampleRate(hertz: Double(sampleRate)), samples: samples)
     }
 
     /// Decodes the `data` string of an `audio.chunk` that a general JSON decoder has read, as the
@@ -481,7 +485,7 @@ public enum AudioChunkJSON {
     /// The value of a JSON integer that is positive and fits in `Int`. An integer that is not
     /// positive is named in decimal, as ``decodeData(_:sampleRate:maxPayloadBytes:)`` names it
     /// (`-0` is `0`), so both paths refuse it in the same words.
-    static func sampleRate(_ value: JSONScanner.Scalar, in message: UnsafeRawBufferPointer) throws(AudioChunkError) -> Int {
+    static func sampleRate(_ value: JSONScanner.Scalar, in message: UnsafeRawBufferPointer) throws(AudioChunkError) -> SampleRate {
         guard case .number(let token, true) = value else {
             throw .badSampleRate(text(message, value.token))
         }
@@ -494,7 +498,7 @@ public enum AudioChunkJSON {
             magnitude = sum
         }
         guard !negative, magnitude > 0 else { throw .badSampleRate(String(negative ? -magnitude : magnitude)) }
-        return magnitude
+        return SampleRate(hertz: Double(magnitude))
     }
 
     /// A value as written, for an error message (at most 40 bytes of it).

@@ -9,7 +9,7 @@ public enum CaptureConverterError: Error, Sendable, Hashable, CustomStringConver
     /// A byte buffer that does not hold whole frames.
     case partialFrame(byteCount: Int, bytesPerFrame: Int)
     /// A resampler supplied for the wrong rates.
-    case resamplerRatesMismatch(expectedInput: Double, expectedOutput: Double, inputRate: Double, outputRate: Double)
+    case resamplerRatesMismatch(expectedInput: SampleRate, expectedOutput: SampleRate, inputRate: SampleRate, outputRate: SampleRate)
     /// The resampler failed.
     case resampler(ResamplerError)
 
@@ -24,7 +24,7 @@ public enum CaptureConverterError: Error, Sendable, Hashable, CustomStringConver
         case .partialFrame(let bytes, let frame):
             "a buffer of \(bytes) bytes does not hold whole frames of \(frame) bytes"
         case .resamplerRatesMismatch(let expectedInput, let expectedOutput, let input, let output):
-            "the resampler converts \(AudioFormat.describe(rate: input)) to \(AudioFormat.describe(rate: output)), but this converter needs \(AudioFormat.describe(rate: expectedInput)) to \(AudioFormat.describe(rate: expectedOutput))"
+            "the resampler converts \(input) to \(output), but this converter needs \(expectedInput) to \(expectedOutput)"
         case .resampler(let error):
             error.description
         }
@@ -116,7 +116,7 @@ public final class CaptureConverter {
         inputFormat = input
         self.options = options
         self.kernels = kernels
-        let frameLength = options.frameMilliseconds * Int(target) / 1000
+        let frameLength = options.frameMilliseconds * Int(target.hertz) / 1000
         assembler = FrameAssembler(frameLength: frameLength, kernels: kernels)
         mono = .allocate(capacity: Self.blockFrames)
         resampledCapacity = max(self.resampler.maxOutputFrames(forInputFrames: Self.blockFrames), self.resampler.maxFlushFrames)

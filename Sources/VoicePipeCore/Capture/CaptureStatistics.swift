@@ -29,7 +29,7 @@ public struct CaptureStatistics: Sendable, Hashable {
     }
 
     /// Seconds of capture audio added (samples at the capture rate).
-    public var seconds: Double { Double(samples) / AudioFormat.captureTarget.sampleRate }
+    public var seconds: Double { Double(samples) / AudioFormat.captureTarget.sampleRate.hertz }
 
     /// "peak -3.0 dBFS; 7 of 92 frames digital silence" ("no audio" in place of the peak when
     /// nothing was added).

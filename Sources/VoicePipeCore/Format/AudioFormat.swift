@@ -4,9 +4,9 @@
 /// Converters and taps never take an `AudioFormat` directly: pass it through ``FormatGuard`` first to
 /// get a ``ValidatedFormat``.
 public struct AudioFormat: Sendable, Hashable, CustomStringConvertible {
-    /// Frames per second. Whole numbers for every real device and file, but kept as `Double`
+    /// Frames per second. Whole numbers for every real device and file, but any `Double` underneath
     /// because hardware can report nonsense (0, NaN) that the guard must be able to see.
-    public var sampleRate: Double
+    public var sampleRate: SampleRate
     /// Samples per frame.
     public var channelCount: Int
     /// How one sample is stored.
@@ -15,7 +15,7 @@ public struct AudioFormat: Sendable, Hashable, CustomStringConvertible {
     /// contiguous block (all of L, then all of R), the layout players and ALSA's non-interleaved access use.
     public var isInterleaved: Bool
 
-    public init(sampleRate: Double, channelCount: Int, sampleType: SampleType, isInterleaved: Bool = true) {
+    public init(sampleRate: SampleRate, channelCount: Int, sampleType: SampleType, isInterleaved: Bool = true) {
         self.sampleRate = sampleRate
         self.channelCount = channelCount
         self.sampleType = sampleType
@@ -35,19 +35,9 @@ public struct AudioFormat: Sendable, Hashable, CustomStringConvertible {
     /// Bytes one frame occupies (all channels), or 0 when the channel count is not positive.
     public var bytesPerFrame: Int { max(channelCount, 0) * sampleType.byteCount }
 
-    /// A rate as people write it: "48000 Hz", "44100.5 Hz", "nan Hz" (the one rate formatter every
-    /// message and summary uses).
-    public static func describe(rate: Double) -> String {
-        if rate.isFinite && rate == rate.rounded() && abs(rate) < 1e15 {
-            return "\(Int(rate)) Hz"
-        }
-        return "\(rate) Hz"
-    }
-
     public var description: String {
-        let rate = Self.describe(rate: sampleRate)
         let channels = channelCount == 1 ? "mono" : channelCount == 2 ? "stereo" : "\(channelCount) ch"
         let layout = channelCount > 1 ? (isInterleaved ? ", interleaved" : ", deinterleaved") : ""
-        return "\(rate), \(channels), \(sampleType)\(layout)"
+        return "\(sampleRate), \(channels), \(sampleType)\(layout)"
     }
 }

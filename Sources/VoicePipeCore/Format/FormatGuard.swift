@@ -1,18 +1,18 @@
 /// Why a format cannot be used for audio: the guard's verdict, with a sentence a user can act on.
 public enum FormatRejection: Error, Sendable, Hashable, CustomStringConvertible {
     /// The sample rate is zero or negative (a device that lost its route reports 0 Hz).
-    case sampleRateNotPositive(Double)
+    case sampleRateNotPositive(SampleRate)
     /// The sample rate is NaN or infinite.
-    case sampleRateNotFinite(Double)
+    case sampleRateNotFinite(SampleRate)
     /// The channel count is zero or negative.
     case noChannels(Int)
 
     public var description: String {
         switch self {
         case .sampleRateNotPositive(let rate):
-            "the sample rate is \(AudioFormat.describe(rate: rate)); audio needs a positive rate, so the device or file is unusable as reported"
+            "the sample rate is \(rate); audio needs a positive rate, so the device or file is unusable as reported"
         case .sampleRateNotFinite(let rate):
-            "the sample rate is \(rate) (not a finite number); the device or file is reporting garbage"
+            "the sample rate is \(rate.hertz) (not a finite number); the device or file is reporting garbage"
         case .noChannels(let count):
             "the format has \(count) channels; audio needs at least one"
         }
@@ -31,7 +31,7 @@ public struct ValidatedFormat: Sendable, Hashable, CustomStringConvertible {
         audioFormat = format
     }
 
-    public var sampleRate: Double { audioFormat.sampleRate }
+    public var sampleRate: SampleRate { audioFormat.sampleRate }
     public var channelCount: Int { audioFormat.channelCount }
     public var sampleType: SampleType { audioFormat.sampleType }
     public var isInterleaved: Bool { audioFormat.isInterleaved }
@@ -52,8 +52,8 @@ public enum FormatGuard {
     /// - Throws: ``FormatRejection`` naming the first problem: a rate that is not finite,
     ///   a rate that is not positive, or no channels.
     public static func validate(_ format: AudioFormat) throws(FormatRejection) -> ValidatedFormat {
-        guard format.sampleRate.isFinite else { throw .sampleRateNotFinite(format.sampleRate) }
-        guard format.sampleRate > 0 else { throw .sampleRateNotPositive(format.sampleRate) }
+        guard format.sampleRate.hertz.isFinite else { throw .sampleRateNotFinite(format.sampleRate) }
+        guard format.sampleRate.hertz > 0 else { throw .sampleRateNotPositive(format.sampleRate) }
         guard format.channelCount > 0 else { throw .noChannels(format.channelCount) }
         return ValidatedFormat(checked: format)
     }

@@ -30,7 +30,7 @@ public enum PlaybackConverterError: Error, Sendable, Hashable, CustomStringConve
 /// allocated in `init`; processing allocates nothing.
 public final class PlaybackConverter {
     /// The format of the incoming samples (mono Int16 at the source rate).
-    public let sourceRate: Double
+    public let sourceRate: SampleRate
     /// The format of the buffers delivered: Float32, deinterleaved, at the output rate.
     public let outputFormat: PlayerFormat
     private let resampler: BuiltInResampler?
@@ -46,9 +46,9 @@ public final class PlaybackConverter {
     ///   - channelCount: player channels; mono is copied to each.
     ///   - kernels: the conversion and resampler inner loops (``DSPKernels/best`` by default).
     /// - Throws: ``PlaybackConverterError`` for a channel count outside 1 … 64 or an unsupported rate.
-    public init(sourceRate: Double = AudioFormat.playback.sampleRate, outputRate: Double = AudioFormat.playback.sampleRate, channelCount: Int = 1, kernels: DSPKernels = .best) throws(PlaybackConverterError) {
+    public init(sourceRate: SampleRate = .reply, outputRate: SampleRate = .reply, channelCount: Int = 1, kernels: DSPKernels = .best) throws(PlaybackConverterError) {
         guard (1...64).contains(channelCount) else { throw .channelCountOutOfRange(channelCount) }
-        for rate in [sourceRate, outputRate] where !(rate.isFinite && rate >= RationalRatio.minimumRate && rate <= RationalRatio.maximumRate) {
+        for rate in [sourceRate, outputRate] where !(rate.hertz.isFinite && rate >= RationalRatio.minimumRate && rate <= RationalRatio.maximumRate) {
             throw .resampler(.unsupportedRate(rate))
         }
         do {

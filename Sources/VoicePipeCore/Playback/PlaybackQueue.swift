@@ -114,7 +114,7 @@ public final class PlaybackQueue: @unchecked Sendable {
             throw .optionOutOfRange("the queue capacity must be 0.1 to 3600 s, not \(options.capacitySeconds)")
         }
         self.format = format
-        let rate = format.sampleRate
+        let rate = format.sampleRate.hertz
         capacity = Int((options.capacitySeconds * rate).rounded(.up))
         preRollFrames = Int((options.preRollMilliseconds / 1000 * rate).rounded())
         fadeFrames = Int((options.fadeOutMilliseconds / 1000 * rate).rounded(.down))

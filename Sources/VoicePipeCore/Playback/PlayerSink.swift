@@ -63,7 +63,7 @@ public struct PlayerFormat: Sendable, Hashable, CustomStringConvertible {
 
     /// The format as a plain description (rate, channels, Float32, deinterleaved).
     public var audioFormat: AudioFormat { validatedFormat.audioFormat }
-    public var sampleRate: Double { validatedFormat.sampleRate }
+    public var sampleRate: SampleRate { validatedFormat.sampleRate }
     public var channelCount: Int { validatedFormat.channelCount }
     public var description: String { validatedFormat.description }
 }

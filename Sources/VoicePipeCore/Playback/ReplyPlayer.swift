@@ -2,7 +2,7 @@
 public enum ReplyPlayerError: SystemCodedError, Sendable, Hashable {
     /// A chunk at a rate the playback converter cannot take. Nothing of it was queued; the player
     /// carries on with the next chunk.
-    case unplayableChunk(sampleRate: Int, PlaybackConverterError)
+    case unplayableChunk(sampleRate: SampleRate, PlaybackConverterError)
     /// The playback queue could not be built for the player's format.
     case queue(PlaybackQueueError)
     /// The sink refused the format or a buffer, or failed.
@@ -19,7 +19,7 @@ public enum ReplyPlayerError: SystemCodedError, Sendable, Hashable {
     public var message: String {
         switch self {
         case .unplayableChunk(let rate, let error):
-            "an audio chunk at \(AudioFormat.describe(rate: Double(rate))) cannot be played: \(error)"
+            "an audio chunk at \(rate) cannot be played: \(error)"
         case .queue(let error):
             "the playback queue could not be set up: \(error)"
         case .sink(let error):
@@ -92,7 +92,7 @@ public final class ReplyPlayer: @unchecked Sendable {
         self.sink = sink
         self.rendering = rendering
         self.kernels = kernels
-        renderPeriodFrames = max(Int(format.sampleRate / 100), 1)
+        renderPeriodFrames = max(Int(format.sampleRate.hertz / 100), 1)
         do {
             queue = try PlaybackQueue(format: format, options: queueOptions)
         } catch {
@@ -130,12 +130,12 @@ public final class ReplyPlayer: @unchecked Sendable {
     }
 
     /// Converts `samples` at `sampleRate` and queues them, as the buffer-pointer form does.
-    public func play(_ samples: [Int16], sampleRate: Int) throws(ReplyPlayerError) {
+    public func play(_ samples: [Int16], sampleRate: SampleRate) throws(ReplyPlayerError) {
         try samples.withUnsafeBufferPointer { buffer throws(ReplyPlayerError) in try play(buffer, sampleRate: sampleRate) }
     }
 
     /// Converts `samples` at `sampleRate` and queues them, as the buffer-pointer form does.
-    public func play(_ samples: Span<Int16>, sampleRate: Int) throws(ReplyPlayerError) {
+    public func play(_ samples: Span<Int16>, sampleRate: SampleRate) throws(ReplyPlayerError) {
         try samples.withUnsafeBufferPointer { buffer throws(ReplyPlayerError) in try play(buffer, sampleRate: sampleRate) }
     }
 
@@ -143,7 +143,7 @@ public final class ReplyPlayer: @unchecked Sendable {
     /// queue holds beyond its pre-roll.
     /// - Throws: ``ReplyPlayerError/unplayableChunk(sampleRate:_:)`` before queuing anything when
     ///   the rate cannot be converted (the player stays usable); a sink, queue or converter failure.
-    public func play(_ samples: UnsafeBufferPointer<Int16>, sampleRate: Int) throws(ReplyPlayerError) {
+    public func play(_ samples: UnsafeBufferPointer<Int16>, sampleRate: SampleRate) throws(ReplyPlayerError) {
         let active = try converter(for: sampleRate)
         try active.process(samples, converterError: ReplyPlayerError.converter) { buffer throws(ReplyPlayerError) in try enqueue(buffer) }
         if case .onCallersThread = rendering { try render(keeping: queue.preRollFrames) }
@@ -192,11 +192,11 @@ public final class ReplyPlayer: @unchecked Sendable {
     }
 
     /// The converter for `sampleRate`: the current one, or a new one after the old one's tail.
-    private func converter(for sampleRate: Int) throws(ReplyPlayerError) -> PlaybackConverter {
-        if let converter, converter.sourceRate == Double(sampleRate) { return converter }
+    private func converter(for sampleRate: SampleRate) throws(ReplyPlayerError) -> PlaybackConverter {
+        if let converter, converter.sourceRate == sampleRate { return converter }
         let replacement: PlaybackConverter
         do {
-            replacement = try PlaybackConverter(sourceRate: Double(sampleRate), outputRate: format.sampleRate, channelCount: format.channelCount, kernels: kernels)
+            replacement = try PlaybackConverter(sourceRate: sampleRate, outputRate: format.sampleRate, channelCount: format.channelCount, kernels: kernels)
         } catch {
             throw .unplayableChunk(sampleRate: sampleRate, error)
         }

@@ -106,8 +106,8 @@ enum StageReference {
 /// ``RationalRatio/outputFrames(forInputFrames:)`` output frames. Output depends only on the
 /// samples, never on how they were cut into buffers.
 public final class BuiltInResampler: Resampler {
-    public let inputRate: Double
-    public let outputRate: Double
+    public let inputRate: SampleRate
+    public let outputRate: SampleRate
     /// The exact conversion ratio.
     public let ratio: RationalRatio
     public let latency: Double
@@ -134,11 +134,13 @@ public final class BuiltInResampler: Resampler {
     /// - Parameters:
     ///   - kernels: the inner loops; the fastest set this CPU runs (``DSPKernels/best``) by default.
     /// - Throws: ``ResamplerError/unsupportedRate(_:)`` for a rate outside 1 kHz … 768 kHz.
-    public init(inputRate: Double, outputRate: Double, kernels: DSPKernels = .best) throws(ResamplerError) {
+    public init(inputRate: SampleRate, outputRate: SampleRate, kernels: DSPKernels = .best) throws(ResamplerError) {
         self.kernels = kernels
         self.inputRate = inputRate
         self.outputRate = outputRate
         ratio = try RationalRatio(inputRate: inputRate, outputRate: outputRate)
+        // The chain of stages below is designed in hertz.
+        let inputRate = inputRate.hertz, outputRate = outputRate.hertz
         let block = Self.blockFrames
         var stages = [any ResamplingStage]()
         var latency = 0.0
@@ -219,7 +221,7 @@ public final class BuiltInResampler: Resampler {
     }
 
     public var maxFlushFrames: Int {
-        Int((latency * outputRate).rounded(.up)) + 4
+        Int((latency * outputRate.hertz).rounded(.up)) + 4
     }
 
     public func process(_ input: UnsafeBufferPointer<Float>, into output: UnsafeMutableBufferPointer<Float>) throws(ResamplerError) -> Int {

@@ -49,7 +49,7 @@ final class PolyphaseStage {
     ///   - maxInputBlock: the most input one ``process(_:into:)`` call receives.
     init(inputRate: Double, outputRate: Double, lowerRate: Double, maxInputBlock: Int, kernels: DSPKernels) throws(ResamplerError) {
         self.kernels = kernels
-        ratio = try RationalRatio(inputRate: inputRate, outputRate: outputRate)
+        ratio = try RationalRatio(inputRate: SampleRate(hertz: inputRate), outputRate: SampleRate(hertz: outputRate))
         let relativeWidth = lowerRate / inputRate
         let (prototype, tapCount) = KaiserLowpass.design(cutoff: relativeWidth, transitionWidth: relativeWidth, attenuation: Self.attenuation)
         taps = tapCount

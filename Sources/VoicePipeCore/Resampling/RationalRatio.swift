@@ -9,13 +9,13 @@ public struct RationalRatio: Sendable, Hashable, CustomStringConvertible {
     public let down: Int
 
     /// Lowest rate the built-in resampler accepts.
-    public static let minimumRate = 1_000.0
+    public static let minimumRate: SampleRate = 1_000
     /// Highest rate the built-in resampler accepts.
-    public static let maximumRate = 768_000.0
+    public static let maximumRate: SampleRate = 768_000
 
     /// The ratio outputRate / inputRate.
     /// - Throws: ``ResamplerError/unsupportedRate(_:)`` for a rate outside 1 kHz … 768 kHz or not finite.
-    public init(inputRate: Double, outputRate: Double) throws(ResamplerError) {
+    public init(inputRate: SampleRate, outputRate: SampleRate) throws(ResamplerError) {
         let input = try Self.millihertz(inputRate)
         let output = try Self.millihertz(outputRate)
         let divisor = Self.gcd(input, output)
@@ -43,9 +43,9 @@ public struct RationalRatio: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { "\(up)/\(down)" }
 
-    static func millihertz(_ rate: Double) throws(ResamplerError) -> Int {
-        guard rate.isFinite, rate >= minimumRate, rate <= maximumRate else { throw .unsupportedRate(rate) }
-        return Int((rate * 1000).rounded())
+    static func millihertz(_ rate: SampleRate) throws(ResamplerError) -> Int {
+        guard rate.hertz.isFinite, rate >= minimumRate, rate <= maximumRate else { throw .unsupportedRate(rate) }
+        return Int((rate.hertz * 1000).rounded())
     }
 
     static func gcd(_ a: Int, _ b: Int) -> Int {

@@ -1,7 +1,7 @@
 /// Why a resampler could not be built or could not process a buffer.
 public enum ResamplerError: SystemCodedError, Sendable, Hashable {
     /// A rate outside what the resampler supports.
-    case unsupportedRate(Double)
+    case unsupportedRate(SampleRate)
     /// The output buffer cannot hold what this call may produce.
     case outputBufferTooSmall(needed: Int, available: Int)
     /// The built-in filter design failed (a bug, never caused by input).
@@ -19,7 +19,7 @@ public enum ResamplerError: SystemCodedError, Sendable, Hashable {
     public var message: String {
         switch self {
         case .unsupportedRate(let rate):
-            "cannot resample at \(AudioFormat.describe(rate: rate)): supported rates are \(AudioFormat.describe(rate: RationalRatio.minimumRate)) to \(AudioFormat.describe(rate: RationalRatio.maximumRate))"
+            "cannot resample at \(rate): supported rates are \(RationalRatio.minimumRate) to \(RationalRatio.maximumRate)"
         case .outputBufferTooSmall(let needed, let available):
             "the output buffer holds \(available) frames but this call may produce \(needed); size it with maxOutputFrames(forInputFrames:)"
         case .filterDesignFailed(let reason):
@@ -41,9 +41,9 @@ public enum ResamplerError: SystemCodedError, Sendable, Hashable {
 /// frames long, however the input was cut into buffers.
 public protocol Resampler: AnyObject {
     /// Input frames per second.
-    var inputRate: Double { get }
+    var inputRate: SampleRate { get }
     /// Output frames per second.
-    var outputRate: Double { get }
+    var outputRate: SampleRate { get }
     /// Seconds of input the resampler must see beyond an output frame's time before it can emit
     /// that frame: its algorithmic latency.
     var latency: Double { get }

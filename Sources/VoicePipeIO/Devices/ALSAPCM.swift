@@ -250,10 +250,10 @@ final class ALSAHardwareParameters {
         let rates = rateRange
         var rate: UInt32
         if let wanted = preferences.sampleRate {
-            guard wanted.isFinite, wanted >= 1, wanted <= Double(UInt32.max) else {
-                throw pcm.unavailable(.formatRefused("\(wanted) Hz is not a sample rate"))
+            guard wanted.hertz.isFinite, wanted.hertz >= 1, wanted.hertz <= Double(UInt32.max) else {
+                throw pcm.unavailable(.formatRefused("\(wanted.hertz) Hz is not a sample rate"))
             }
-            rate = UInt32(wanted.rounded())
+            rate = UInt32(wanted.hertz.rounded())
             guard snd_pcm_hw_params_set_rate(handle, pointer, rate, 0) == 0 else {
                 let allowed = rates.min == rates.max ? "only \(rates.min) Hz" : "\(rates.min)–\(rates.max) Hz"
                 throw pcm.unavailable(.formatRefused("it does not run at \(rate) Hz (it takes \(allowed)); leave the rate to the device, VoicePipe converts any rate"))
@@ -275,7 +275,7 @@ final class ALSAHardwareParameters {
         direction = 0
         _ = snd_pcm_hw_params_get_rate(pointer, &negotiatedRate, &direction)
         _ = snd_pcm_hw_params_get_channels(pointer, &negotiatedChannels)
-        return AudioFormat(sampleRate: Double(negotiatedRate), channelCount: Int(negotiatedChannels), sampleType: type,
+        return AudioFormat(sampleRate: SampleRate(hertz: Double(negotiatedRate)), channelCount: Int(negotiatedChannels), sampleType: type,
                            isInterleaved: access != SND_PCM_ACCESS_RW_NONINTERLEAVED)
     }
 
@@ -297,7 +297,7 @@ final class ALSAHardwareParameters {
 /// converts any rate, channel count and sample type, so it never asks for 16 kHz.
 public struct DevicePreferences: Sendable, Hashable {
     /// A rate to insist on (the open fails if the device refuses it); `nil` for the native rate.
-    public var sampleRate: Double?
+    public var sampleRate: SampleRate?
     /// A channel count to insist on; `nil` for the native count.
     public var channelCount: Int?
     /// A capture sample type to insist on; `nil` for the best the device offers. Playback is
@@ -308,7 +308,7 @@ public struct DevicePreferences: Sendable, Hashable {
     /// Transfers the device buffers (default 4: 40 ms).
     public var periods: Int
 
-    public init(sampleRate: Double? = nil, channelCount: Int? = nil, sampleType: SampleType? = nil, periodMilliseconds: Int = 10, periods: Int = 4) {
+    public init(sampleRate: SampleRate? = nil, channelCount: Int? = nil, sampleType: SampleType? = nil, periodMilliseconds: Int = 10, periods: Int = 4) {
         self.sampleRate = sampleRate
         self.channelCount = channelCount
         self.sampleType = sampleType

@@ -4,10 +4,10 @@ import VoicePipeCore
 
 /// What a device accepts, probed through its hardware parameters without starting a stream.
 public struct DeviceCapabilities: Sendable, Hashable {
-    /// Lowest and highest sample rate, in hertz.
-    public let sampleRates: ClosedRange<Int>
+    /// Lowest and highest sample rate (whole hertz, as ALSA reports them).
+    public let sampleRates: ClosedRange<SampleRate>
     /// The common rates (8 kHz … 192 kHz) the device accepts.
-    public let commonRates: [Int]
+    public let commonRates: [SampleRate]
     /// Fewest and most channels.
     public let channelCounts: ClosedRange<Int>
     /// ALSA's names of the sample formats it accepts ("S16_LE", "FLOAT_LE", …).
@@ -63,7 +63,7 @@ public enum AudioDevices {
             let parameters = try ALSAHardwareParameters(pcm)
             let rates = parameters.rateRange
             let channels = parameters.channelRange
-            let common = ALSAHardwareParameters.nativeRates.filter(parameters.accepts(rate:)).map(Int.init).sorted()
+            let common = ALSAHardwareParameters.nativeRates.filter(parameters.accepts(rate:)).map { SampleRate(hertz: Double($0)) }.sorted()
             let formats = parameters.formatNames
             // Negotiate on the same space as an open would, without installing it.
             let negotiated: AudioFormat
@@ -73,7 +73,7 @@ public enum AudioDevices {
                 negotiated = try parameters.negotiate(access: SND_PCM_ACCESS_RW_NONINTERLEAVED, types: [.float32], preferences: DevicePreferences(sampleType: .float32))
             }
             return DeviceCapabilities(
-                sampleRates: Int(rates.min)...Int(max(rates.min, rates.max)), commonRates: common,
+                sampleRates: SampleRate(hertz: Double(rates.min))...SampleRate(hertz: Double(max(rates.min, rates.max))), commonRates: common,
                 channelCounts: Int(channels.min)...Int(max(channels.min, channels.max)),
                 sampleFormats: formats, negotiated: negotiated)
         }

@@ -36,7 +36,7 @@ public struct EmbeddedRuntimeCore: ~Copyable {
 
         public var description: String {
             switch self {
-            case .send(.audioChunk(let chunk)): "send audio.chunk (\(chunk.samples.count) samples at \(chunk.sampleRate) Hz)"
+            case .send(.audioChunk(let chunk)): "send audio.chunk (\(chunk.samples.count) samples at \(chunk.sampleRate))"
             case .send(let message): "send \(WireCodec.encode(message))"
             case .stopReading: "stop reading"
             case .close: "close"
@@ -45,7 +45,7 @@ public struct EmbeddedRuntimeCore: ~Copyable {
     }
 
     /// Rate of the reply audio.
-    public static let replyRate = TurnRecorder.replyRate
+    public static let replyRate = SampleRate(hertz: Double(TurnRecorder.replyRate))
     /// Samples per reply chunk: 20 ms at 24 kHz (the last chunk of a reply may be shorter).
     public static let replyChunkFrames = 480
     /// Time between reply chunks when paced in real time.
@@ -310,11 +310,13 @@ public struct EmbeddedRuntimeCore: ~Copyable {
     /// One chunk of the client's audio: into the turn, its peak through the gate.
     private mutating func audio(_ chunk: AudioChunk, at now: SessionInstant) {
         guard !chunk.samples.isEmpty else { return }
-        if let rate = audioRate, rate != chunk.sampleRate {
-            debug("the audio sample rate changed from \(rate) Hz to \(chunk.sampleRate) Hz")
+        // A chunk from the codec carries a positive whole number of hertz, as the wire writes it.
+        let wireRate = chunk.sampleRate.roundedHertz
+        if let rate = audioRate, rate != wireRate {
+            debug("the audio sample rate changed from \(rate) Hz to \(wireRate) Hz")
         }
-        audioRate = chunk.sampleRate
-        let peak = recorder.append(chunk.samples, sampleRate: chunk.sampleRate)
+        audioRate = wireRate
+        let peak = recorder.append(chunk.samples, sampleRate: wireRate)
         lastAudioAt = now
         let level = PeakLevel(peak: peak, floatPeak: Float(peak) / 32_768)
         switch gate.process(level, duration: .samples(chunk.samples.count, at: chunk.sampleRate)) {
@@ -382,7 +384,7 @@ public struct EmbeddedRuntimeCore: ~Copyable {
             .message(.classification(label: "text", confidence: 1)),
             .toolCall(id: id, input: .object([
                 "durationSeconds": .integer(0),
-                "sampleRate": .integer(Int(AudioFormat.captureTarget.sampleRate)),
+                "sampleRate": .integer(AudioFormat.captureTarget.sampleRate.roundedHertz),
                 "source": .string("text"),
             ])),
             .toolResult(id: id, output: Self.statistics(peakDBFS: nil, rmsDBFS: nil, samples: 0)),

@@ -51,7 +51,7 @@ final class TurnRecorder {
     private var resampled: [Float] = []
 
     /// Audio held for the turn so far.
-    var duration: Duration { earlierDuration + .samples(currentRateSamples, at: currentRate ?? 1) }
+    var duration: Duration { earlierDuration + .samples(currentRateSamples, at: SampleRate(hertz: Double(currentRate ?? 1))) }
 
     /// True when nothing is held.
     var isEmpty: Bool { sampleCount == 0 }
@@ -86,7 +86,7 @@ final class TurnRecorder {
         endStretch()
         let rms = sampleCount > 0 ? (sumOfSquares / Double(sampleCount)).squareRoot() / 32_768 : 0
         let recorded = RecordedTurnAudio(
-            sampleCount: sampleCount, duration: earlierDuration, sampleRate: lastRate ?? Int(AudioFormat.captureTarget.sampleRate),
+            sampleCount: sampleCount, duration: earlierDuration, sampleRate: lastRate ?? AudioFormat.captureTarget.sampleRate.roundedHertz,
             peak: peak, rms: rms, reply: unplayableRate == nil ? reply : [], unplayableRate: unplayableRate)
         clear()
         return recorded
@@ -101,7 +101,7 @@ final class TurnRecorder {
     /// Closes the stretch at the current rate: its duration is counted, its resampler flushed.
     private func endStretch() {
         guard let rate = currentRate else { return }
-        earlierDuration += .samples(currentRateSamples, at: rate)
+        earlierDuration += .samples(currentRateSamples, at: SampleRate(hertz: Double(rate)))
         currentRateSamples = 0
         currentRate = nil
         guard let resampler, unplayableRate == nil else { return }
@@ -114,7 +114,7 @@ final class TurnRecorder {
 
     private func prepareResampler(for rate: Int) {
         guard rate != resamplerRate || resampler == nil else { return }
-        resampler = try? BuiltInResampler(inputRate: Double(rate), outputRate: Double(Self.replyRate))
+        resampler = try? BuiltInResampler(inputRate: SampleRate(hertz: Double(rate)), outputRate: SampleRate(hertz: Double(Self.replyRate)))
         resamplerRate = rate
         if resampler == nil, unplayableRate == nil { unplayableRate = rate }
     }

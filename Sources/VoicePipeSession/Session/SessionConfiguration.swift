@@ -9,8 +9,8 @@ public struct SessionConfiguration: Sendable, Hashable {
     public var context: JSONObject
     /// The voice gate on captured frames.
     public var gate: VoiceGateOptions
-    /// Rate of the captured frames (the capture target, 16 kHz).
-    public var captureSampleRate: Int
+    /// Rate of the captured frames (the capture target, 16 kHz); the wire carries it in whole hertz.
+    public var captureSampleRate: SampleRate
     /// With no `audio.chunk` sent for this long, a live session sends silence to stay open.
     public var keepAliveInterval: Duration
     /// Length of the keep-alive silence.
@@ -52,7 +52,7 @@ public struct SessionConfiguration: Sendable, Hashable {
         sessionId: String,
         context: JSONObject = JSONObject(),
         gate: VoiceGateOptions = VoiceGateOptions(),
-        captureSampleRate: Int = Int(AudioFormat.captureTarget.sampleRate),
+        captureSampleRate: SampleRate = .capture,
         keepAliveInterval: Duration = .seconds(40),
         keepAliveChunk: Duration = .milliseconds(100),
         connectTimeout: Duration = .seconds(10),

@@ -1,3 +1,5 @@
+import VoicePipeCore
+
 /// A moment of a session: the time since its clock's origin.
 ///
 /// The session core has no clock of its own: every event carries the instant the caller read from
@@ -51,12 +53,9 @@ extension Duration {
         return Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
     }
 
-    /// The duration of `samples` samples at `sampleRate` hertz, to the nanosecond.
-    package static func samples(_ samples: Int, at sampleRate: Int) -> Duration {
-        guard sampleRate > 0 else { return .zero }
-        let whole = samples / sampleRate
-        let rest = samples % sampleRate
-        return .seconds(whole) + .nanoseconds(rest * 1_000_000_000 / sampleRate)
+    /// The duration of `samples` samples at `sampleRate`, to the nanosecond.
+    package static func samples(_ samples: Int, at sampleRate: SampleRate) -> Duration {
+        sampleRate.duration(ofFrames: samples)
     }
 
     /// Milliseconds as a double.

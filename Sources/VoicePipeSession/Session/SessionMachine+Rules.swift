@@ -110,7 +110,7 @@ extension SessionMachine {
 
     /// Holds a frame for the rotation's fresh connection; past the hold limit it is dropped.
     mutating func hold(_ frame: AudioFrame, _ live: inout LiveConnection, at now: SessionInstant, _ actions: inout [SessionAction]) -> SessionFailure? {
-        let limit = Int((configuration.rotationHoldLimit.seconds * Double(configuration.captureSampleRate)).rounded())
+        let limit = configuration.captureSampleRate.frames(in: configuration.rotationHoldLimit)
         if let held = live.rotation?.heldSamples, held + frame.samples.count <= limit {
             live.rotation?.held.append(.frame(frame))
             live.rotation?.heldSamples += frame.samples.count
@@ -199,7 +199,7 @@ extension SessionMachine {
             replyFinished(reply, &live, &phase, at: now, &actions)
         }
         if !live.isEnding, now >= live.keepAliveDue(configuration) {
-            let samples = Int((configuration.keepAliveChunk.seconds * Double(configuration.captureSampleRate)).rounded())
+            let samples = configuration.captureSampleRate.frames(in: configuration.keepAliveChunk)
             Self.send(.audioChunk(AudioChunk(sampleRate: configuration.captureSampleRate, samples: [Int16](repeating: 0, count: samples))), &live, &actions)
             ledger.counters.keepAlivesSent += 1
             live.keepAliveFrom = now

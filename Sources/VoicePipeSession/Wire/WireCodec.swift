@@ -88,7 +88,7 @@ public enum WireCodec {
             if let continues { object["continuesSessionId"] = .string(continues) }
         case .audioChunk(let chunk):
             object["data"] = .string(chunk.samples.withUnsafeBufferPointer { AudioChunkJSON.encodeData($0) })
-            object["sampleRate"] = .integer(chunk.sampleRate)
+            object["sampleRate"] = .integer(chunk.sampleRate.roundedHertz)
         case .textInput(let text):
             object["text"] = .string(text)
         case .escalationRequest(let reason):

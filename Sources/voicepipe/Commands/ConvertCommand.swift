@@ -92,7 +92,7 @@ struct ConvertCommand: Command {
     private func report(_ job: FileCapture, _ outcome: FileCapture.Outcome) {
         if let warning = outcome.warning { Console.warning(Self.name, warning) }
         let stats = outcome.statistics, rate = outcome.inputRate, target = AudioFormat.captureTarget.sampleRate
-        let text = "\(job.input) -> \(job.destination.path): \(outcome.framesRead) frames at \(AudioFormat.describe(rate: rate)) (\(InputFile.seconds(outcome.framesRead, rate: rate))) -> \(stats.samples) frames at \(AudioFormat.describe(rate: target)) (\(InputFile.seconds(stats.samples, rate: target))); \(stats.summary)"
+        let text = "\(job.input) -> \(job.destination.path): \(outcome.framesRead) frames at \(rate) (\(InputFile.seconds(outcome.framesRead, rate: rate))) -> \(stats.samples) frames at \(target) (\(InputFile.seconds(stats.samples, rate: target))); \(stats.summary)"
         let toStandardOutput = job.destination.path == "-"
         summary.emit(text, json: Self.json(job, outcome, unit: "frames"), textToStandardError: toStandardOutput, standardOutputCarriesData: toStandardOutput)
     }
@@ -103,8 +103,8 @@ struct ConvertCommand: Command {
         let capitalized = unit.prefix(1).uppercased() + unit.dropFirst()
         return [
             "input": .string(job.input), "output": .string(job.destination.path),
-            "inputFrames": .integer(outcome.framesRead), "inputRate": .number(outcome.inputRate),
-            "outputFrames": .integer(stats.samples), "outputRate": .number(AudioFormat.captureTarget.sampleRate),
+            "inputFrames": .integer(outcome.framesRead), "inputRate": .number(outcome.inputRate.hertz),
+            "outputFrames": .integer(stats.samples), "outputRate": .number(AudioFormat.captureTarget.sampleRate.hertz),
             "seconds": .seconds(stats.samples, rate: AudioFormat.captureTarget.sampleRate),
             "peakDBFS": .decibels(stats.frames == 0 ? nil : stats.maxDBFS),
             "quietestNonSilentDBFS": .decibels(stats.minNonSilentDBFS),

@@ -64,9 +64,9 @@ struct DecodeCommand: Command {
         }
         self.container = container
         let channels = options.channels ?? 1
-        let rate = options.rate ?? Int(AudioFormat.playback.sampleRate)
+        let rate = options.rate ?? AudioFormat.playback.sampleRate.roundedHertz
         do {
-            format = try PlayerFormat(FormatGuard.validate(AudioFormat(sampleRate: Double(rate), channelCount: channels, sampleType: .float32, isInterleaved: false)))
+            format = try PlayerFormat(FormatGuard.validate(AudioFormat(sampleRate: SampleRate(hertz: Double(rate)), channelCount: channels, sampleType: .float32, isInterleaved: false)))
         } catch {
             throw CommandFailure("cannot play at \(rate) Hz with \(channels) channels: \(error)", exitCode: .usage)
         }
@@ -100,7 +100,7 @@ struct DecodeCommand: Command {
             throw Self.failure(error)
         }
         let seconds = InputFile.seconds(sink.framesWritten, rate: format.sampleRate)
-        let text = "decoded \(Console.count(report.lines, "line")), \(Console.count(report.chunks, "audio chunk")) -> \(output == "-" ? "standard output" : output) (\(Console.count(sink.framesWritten, "frame")), \(seconds) at \(AudioFormat.describe(rate: format.sampleRate)), \(format.channelCount) ch, Float32); \(Console.count(player.interruptions, "interruption")); \(Console.count(report.runtimeErrors, "runtime error")); \(Console.count(report.rejected, "line")) rejected"
+        let text = "decoded \(Console.count(report.lines, "line")), \(Console.count(report.chunks, "audio chunk")) -> \(output == "-" ? "standard output" : output) (\(Console.count(sink.framesWritten, "frame")), \(seconds) at \(format.sampleRate), \(format.channelCount) ch, Float32); \(Console.count(player.interruptions, "interruption")); \(Console.count(report.runtimeErrors, "runtime error")); \(Console.count(report.rejected, "line")) rejected"
         summary.emit(text, json: report.json(output: output, frames: sink.framesWritten, format: format, interruptions: player.interruptions), textToStandardError: true, standardOutputCarriesData: output == "-")
         return report.rejected > 0 ? .dataError : .success
     }
@@ -200,7 +200,7 @@ struct DecodeReport {
         [
             "input": .string(input), "output": .string(output), "lines": .integer(lines),
             "audioChunks": .integer(chunks), "frames": .integer(frames), "seconds": .seconds(frames, rate: format.sampleRate),
-            "sampleRate": .number(format.sampleRate), "channels": .integer(format.channelCount),
+            "sampleRate": .number(format.sampleRate.hertz), "channels": .integer(format.channelCount),
             "interruptions": .integer(interruptions), "runtimeErrors": .integer(runtimeErrors), "rejectedLines": .integer(rejected),
         ]
     }

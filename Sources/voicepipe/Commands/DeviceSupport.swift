@@ -29,7 +29,7 @@ struct DeviceOptions: Sendable {
     /// The rate and channel preferences from the command line.
     var preferences: DevicePreferences {
         var preferences = DevicePreferences()
-        preferences.sampleRate = rate.map(Double.init)
+        preferences.sampleRate = rate.map { SampleRate(hertz: Double($0)) }
         preferences.channelCount = channels
         return preferences
     }
@@ -41,7 +41,7 @@ enum DeviceSupport {
     /// print it (the rate through Core's one rate formatter).
     static func describe(_ format: AudioFormat) -> String {
         let layout = format.channelCount > 1 ? (format.isInterleaved ? ", interleaved" : ", deinterleaved") : ""
-        return "\(AudioFormat.describe(rate: format.sampleRate)), \(Console.count(format.channelCount, "channel")), \(format.sampleType)\(layout)"
+        return "\(format.sampleRate), \(Console.count(format.channelCount, "channel")), \(format.sampleType)\(layout)"
     }
 }
 

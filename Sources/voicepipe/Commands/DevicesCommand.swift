@@ -64,9 +64,9 @@ struct DevicesCommand: Command {
             case .failure(let rejection): verdict = "guard: refused (\(rejection))"
             }
             let rates = capabilities.sampleRates.lowerBound == capabilities.sampleRates.upperBound
-                ? "\(capabilities.sampleRates.lowerBound) Hz"
-                : "\(capabilities.sampleRates.lowerBound)–\(capabilities.sampleRates.upperBound) Hz"
-            let common = capabilities.commonRates.isEmpty ? "" : " (common: \(capabilities.commonRates.map(String.init).joined(separator: ", ")))"
+                ? "\(capabilities.sampleRates.lowerBound)"
+                : "\(capabilities.sampleRates.lowerBound.roundedHertz)–\(capabilities.sampleRates.upperBound)"
+            let common = capabilities.commonRates.isEmpty ? "" : " (common: \(capabilities.commonRates.map { String($0.roundedHertz) }.joined(separator: ", ")))"
             let channels = capabilities.channelCounts.lowerBound == capabilities.channelCounts.upperBound
                 ? "\(capabilities.channelCounts.lowerBound)" : "\(capabilities.channelCounts.lowerBound)–\(capabilities.channelCounts.upperBound)"
             let named = namedFormats.filter(capabilities.sampleFormats.contains)

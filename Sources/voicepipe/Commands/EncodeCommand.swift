@@ -95,7 +95,7 @@ struct EncodeCommand: Command {
         if let warning = outcome.warning { Console.warning(Self.name, warning) }
         let stats = outcome.statistics, target = AudioFormat.captureTarget.sampleRate
         let quietest = stats.minNonSilentDBFS.map { "\(PeakLevel.format($0)) dBFS" } ?? "none"
-        let text = "encoded \(Console.count(stats.frames, "chunk")) (\(InputFile.seconds(stats.samples, rate: target)) at \(AudioFormat.describe(rate: target))) to \(job.destination.name); peak \(PeakLevel.format(stats.maxDBFS)) dBFS loudest, \(quietest) quietest non-silent; \(Console.count(stats.silentFrames, "chunk")) digital silence"
+        let text = "encoded \(Console.count(stats.frames, "chunk")) (\(InputFile.seconds(stats.samples, rate: target)) at \(target)) to \(job.destination.name); peak \(PeakLevel.format(stats.maxDBFS)) dBFS loudest, \(quietest) quietest non-silent; \(Console.count(stats.silentFrames, "chunk")) digital silence"
         summary.emit(text, json: ConvertCommand.json(job, outcome, unit: "chunks"), textToStandardError: true, standardOutputCarriesData: job.destination.path == "-")
     }
 }

@@ -15,7 +15,7 @@ struct FileCapture: Sendable {
     /// What a finished run read and wrote.
     struct Outcome: Sendable {
         let framesRead: Int
-        let inputRate: Double
+        let inputRate: SampleRate
         let statistics: CaptureStatistics
         /// The truncation warning, if the file ended before its header said.
         let warning: String?
@@ -32,11 +32,11 @@ struct FileCapture: Sendable {
         let converter = try capture.converter(for: reader.format, source: InputFile.name(input))
         let writer: CaptureFileWriter
         do { writer = try CaptureFileWriter(destination) } catch { throw CommandFailure.streaming(error, while: "creating \(destination.name)") }
-        let progress = showProgress ? ProgressLine(label: doing, total: reader.info.frameCount.map { Double($0) / rate }, unit: "s") : nil
+        let progress = showProgress ? ProgressLine(label: doing, total: reader.info.frameCount.map { Double($0) / rate.hertz }, unit: "s") : nil
         defer { progress?.finish() }
         let ending: FileReadEnding
         do {
-            ending = try converter.convert(reader, progress: { progress?.update(Double($0) / rate) }, writer.write)
+            ending = try converter.convert(reader, progress: { progress?.update(Double($0) / rate.hertz) }, writer.write)
             try writer.finish()
         } catch {
             try? writer.finish()

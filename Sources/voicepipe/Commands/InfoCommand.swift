@@ -148,7 +148,7 @@ struct FileReport {
         let shownPath = path == "-" ? "standard input" : path
         guard let info else { return "file:       \(shownPath)\nerror:      \(failure?.message ?? "the file cannot be read")" }
         let format = info.format
-        let rate = AudioFormat.describe(rate: format.sampleRate)
+        let rate = format.sampleRate.description
         let channels = format.channelCount == 1 ? "mono" : format.channelCount == 2 ? "stereo" : "\(format.channelCount) ch"
         var lines = [
             "file:       \(shownPath)",
@@ -158,7 +158,7 @@ struct FileReport {
             "samples:    \(format.sampleType), decoded from \(info.encoding)",
         ]
         let seconds: (Int) -> String = { frames in
-            format.sampleRate > 0 && format.sampleRate.isFinite ? " (\(InputFile.seconds(frames, rate: format.sampleRate)))" : ""
+            format.sampleRate.hertz > 0 && format.sampleRate.hertz.isFinite ? " (\(InputFile.seconds(frames, rate: format.sampleRate)))" : ""
         }
         if let length {
             var line = "frames:     \(length.frames)\(seconds(length.frames))"
@@ -185,7 +185,7 @@ struct FileReport {
             lines.append("damaged:    reading stops after \(damage.framesBefore) frames (\(damage.error.code?.messageInSentence ?? "a read error"))")
         }
         if let outputFrames {
-            lines.append("guard:      usable; converts to \(AudioFormat.describe(rate: AudioFormat.captureTarget.sampleRate)) mono Int16 (\(outputFrames) frames)")
+            lines.append("guard:      usable; converts to \(AudioFormat.captureTarget.sampleRate) mono Int16 (\(outputFrames) frames)")
         } else if case .failure(let rejection) = info.verdict {
             // The format guard's own words; the error line says what to do about it.
             lines.append("guard:      refused: \(rejection)")
@@ -206,7 +206,7 @@ struct FileReport {
         object["container"] = info.map { .string($0.container) } ?? .null
         object["encoding"] = info.map { .string($0.encoding) } ?? .null
         object["sampleType"] = format.map { .string($0.sampleType.description) } ?? .null
-        object["sampleRate"] = format.map { Self.number($0.sampleRate) } ?? .null
+        object["sampleRate"] = format.map { Self.number($0.sampleRate.hertz) } ?? .null
         object["channels"] = format.map { .integer($0.channelCount) } ?? .null
         object["frames"] = frames.map { .integer($0) } ?? .null
         object["framesCounted"] = .bool(length?.wasCounted ?? (damage != nil))

@@ -17,8 +17,8 @@ enum InputFile {
             guard parts.count == 3, let rate = Double(parts[0]), let channels = Int(parts[1]) else {
                 throw .usage("'\(flag)' must look like 48000:2:int16 (rate:channels:type), not '\(text)'", command: command)
             }
-            guard rate == rate.rounded(), rate >= 1, rate <= RationalRatio.maximumRate else {
-                throw .usage("'\(flag)' rate must be a whole number of hertz from 1 to \(Int(RationalRatio.maximumRate)), not '\(parts[0])'", command: command)
+            guard rate == rate.rounded(), rate >= 1, rate <= RationalRatio.maximumRate.hertz else {
+                throw .usage("'\(flag)' rate must be a whole number of hertz from 1 to \(Int(RationalRatio.maximumRate.hertz)), not '\(parts[0])'", command: command)
             }
             guard (1...1024).contains(channels) else {
                 throw .usage("'\(flag)' channels must be 1 to 1024, not '\(parts[1])'", command: command)
@@ -26,7 +26,7 @@ enum InputFile {
             guard let encoding = RawEncoding(rawValue: parts[2].lowercased()) else {
                 throw .usage("'\(flag)' type '\(parts[2])' is not one of \(RawEncoding.allCases.map(\.rawValue).joined(separator: ", "))", command: command)
             }
-            return RawPCMFormat(sampleRate: rate, channelCount: channels, encoding: encoding)
+            return RawPCMFormat(sampleRate: SampleRate(hertz: rate), channelCount: channels, encoding: encoding)
         }
     }
 
@@ -66,8 +66,8 @@ enum InputFile {
     }
 
     /// Seconds with three decimals, for summaries.
-    static func seconds(_ frames: Int, rate: Double) -> String {
-        String(format: "%.3f s", Double(frames) / rate)
+    static func seconds(_ frames: Int, rate: SampleRate) -> String {
+        String(format: "%.3f s", Double(frames) / rate.hertz)
     }
 }
 

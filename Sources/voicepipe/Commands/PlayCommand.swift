@@ -73,11 +73,11 @@ struct PlayCommand: Command {
         let stop = Atomic<Bool>(false)
         let signals = StopSignals { stop.store(true, ordering: .relaxed) }
         defer { withExtendedLifetime(signals) {} }
-        let progress = ProgressLine(label: "playing", total: reader.info.frameCount.map { Double($0) / source.sampleRate }, unit: "s", enabled: !summary.quiet)
+        let progress = ProgressLine(label: "playing", total: reader.info.frameCount.map { Double($0) / source.sampleRate.hertz }, unit: "s", enabled: !summary.quiet)
         defer { progress.finish() }
         let ending: FileReadEnding
         do {
-            ending = try converter.play(reader, into: player, progress: { progress.update(Double($0) / source.sampleRate) }, shouldStop: { stop.load(ordering: .relaxed) })
+            ending = try converter.play(reader, into: player, progress: { progress.update(Double($0) / source.sampleRate.hertz) }, shouldStop: { stop.load(ordering: .relaxed) })
             try player.disconnect()
         } catch let error as AudioFileError {
             throw CommandFailure(error)

@@ -100,7 +100,7 @@ struct RecordCommand: Command {
         let format = microphone.format
         let pump: CapturePump
         do {
-            pump = try CapturePump(device: microphone, converter: capture.converter(for: format, source: "'\(device)'"), frameLimit: seconds.map { Int(($0 * format.sampleRate).rounded()) })
+            pump = try CapturePump(device: microphone, converter: capture.converter(for: format, source: "'\(device)'"), frameLimit: seconds.map { Int(($0 * format.sampleRate.hertz).rounded()) })
             try pump.start()
         } catch let error as CapturePumpError {
             throw CommandFailure(error.message, exitCode: .unavailable)
@@ -112,7 +112,7 @@ struct RecordCommand: Command {
         // The file exists only once the device streams; the ring holds two seconds meanwhile.
         let file: CaptureFileWriter
         do { file = try CaptureFileWriter(output) } catch { pump.stop(); throw CommandFailure.streaming(error, while: "creating \(output.name)") }
-        let meter = PeakMeter(rate: format.sampleRate, enabled: !summary.quiet, noteIfUnpaced: seconds == nil && !summary.quiet ? device : nil)
+        let meter = PeakMeter(rate: format.sampleRate.hertz, enabled: !summary.quiet, noteIfUnpaced: seconds == nil && !summary.quiet ? device : nil)
         let outcome = Result { try pump.run(progress: meter.advance(converted:)) { frame in try file.write(frame); meter.show(frame.level) } }
         meter.finish()
         let seconds = { (frames: Int) in InputFile.seconds(frames, rate: format.sampleRate) }
@@ -123,7 +123,7 @@ struct RecordCommand: Command {
                 Console.warning(Self.name, "\(seconds(report.framesDropped)) of device audio was dropped because converting and writing fell behind the device; the file holds the rest, joined")
             }
             let overruns = report.device.overruns > 0 ? "; \(Console.count(report.device.overruns, "overrun")) recovered" : ""
-            summary.note("recorded \(seconds(report.framesKept)) from '\(device)' (\(DeviceSupport.describe(format.audioFormat))) to \(output.name): \(file.statistics.samples) frames at \(AudioFormat.describe(rate: AudioFormat.captureTarget.sampleRate)); \(file.statistics.summary)\(overruns)")
+            summary.note("recorded \(seconds(report.framesKept)) from '\(device)' (\(DeviceSupport.describe(format.audioFormat))) to \(output.name): \(file.statistics.samples) frames at \(AudioFormat.captureTarget.sampleRate); \(file.statistics.summary)\(overruns)")
             return .success
         case .failure(CapturePumpError.deviceLost(let error, let framesKept)):
             throw CommandFailure("\(error.message); the \(seconds(framesKept)) recorded before are in \(output.name)", exitCode: .ioError)

@@ -269,7 +269,7 @@ enum SessionArguments {
     }
 
     /// The session log, if asked for.
-    static func log(_ path: String?, sampleRate: Int) throws(CommandFailure) -> SessionLogWriter? {
+    static func log(_ path: String?, sampleRate: SampleRate) throws(CommandFailure) -> SessionLogWriter? {
         guard let path else { return nil }
         do {
             return try SessionLogWriter(path: path, captureSampleRate: sampleRate)

@@ -54,7 +54,7 @@ final class SessionPrinter: Sendable {
         if fast && !report.machine.latencies.isEmpty {
             emit("(with --fast the input was sent faster than real time: the latency measures the runtime, not a conversation)")
         }
-        let seconds = Duration.seconds(Double(report.outputFrames) / report.outputSampleRate)
+        let seconds = Duration.seconds(Double(report.outputFrames) / report.outputSampleRate.hertz)
         emit("reply audio: \(SessionTimeline.seconds(seconds)) to \(report.outputName)")
         if report.captureFramesDropped > 0 { emit("microphone frames dropped (the session fell behind): \(report.captureFramesDropped)") }
         if case .truncated = report.captureEnding { emit("the input file ended early (truncated); everything in it was sent") }
