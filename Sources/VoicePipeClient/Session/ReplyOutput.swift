@@ -6,8 +6,7 @@ import VoicePipeIO
 ///
 /// The driver calls it on its own thread. An output that plays in real time (a device) tells
 /// whoever drives it when it has played everything, through the handler given to
-/// ``reportDrained(to:)`` (the driver posts it to itself, as ``SessionDriver/playbackDrained(chunks:)``
-/// does); one that plays synchronously (a file) says so from ``play(_:)`` and never calls the handler.
+/// ``reportDrained(to:)``, which the driver hooks to its own inbox when a session starts; one that plays synchronously (a file) says so from ``play(_:)`` and never calls the handler.
 public protocol ReplyOutput: AnyObject {
     /// What it is, for the timeline and the summary ("reply.wav", "speaker 'default'").
     var name: String { get }

@@ -199,10 +199,6 @@ public final class SessionDriver: @unchecked Sendable {
     /// Marks the current (or next) turn as long-running.
     public func markTurnLongRunning() { inbox.post(.markLongRunning) }
 
-    /// A device output played everything up to its `chunks`-th chunk (a report that a newer chunk
-    /// overtook is ignored).
-    public func playbackDrained(chunks: Int) { inbox.post(.playbackDrained(chunks: chunks)) }
-
     // MARK: The session
 
     /// Runs the session on this thread until it ends (cleanly, by error, or by timeout), then

@@ -147,8 +147,4 @@ public final class VoiceSession: Sendable {
 
     /// Marks the current (or next) turn as long-running.
     public func markTurnLongRunning() { driver.markTurnLongRunning() }
-
-    /// A device output played everything up to its `chunks`-th chunk: give this to
-    /// ``DeviceReplyOutput/onDrained`` (holding the session weakly).
-    public func playbackDrained(chunks: Int) { driver.playbackDrained(chunks: chunks) }
 }
