@@ -257,7 +257,7 @@ public struct RoomSimulator: Sendable {
         }
         capturedFrames += count
         // Drop loudspeaker output the microphone can no longer reach.
-        let keepFrom = Int(resampler.position(ofOutputFrame: capturedFrames).rounded(.down)) - resampler.reach + 1 - sourceBase
+        let keepFrom = Int(resampler.position(ofOutputFrame: capturedFrames).rounded(.down)) - max(resampler.reach, 1) + 1 - sourceBase
         if keepFrom > 8192 {
             source.removeFirst(keepFrom)
             sourceBase += keepFrom
