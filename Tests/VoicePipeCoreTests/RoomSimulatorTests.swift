@@ -192,6 +192,29 @@ struct RoomSimulatorTests {
         #expect(Measurement.rms(reference[1]) > 0.01 && Measurement.rms(reference[3]) > 0.001)
     }
 
+    @Test func aMeasuredResponseAtAnotherRateKeepsItsDelayAndItsGainWhenResampled() throws {
+        // A 48 kHz response: a direct path 3 ms late at half gain and one reflection.
+        var measured = [Float](repeating: 0, count: 2_400)
+        measured[144] = 0.5
+        measured[1_000] = -0.2
+        let response = try RoomImpulseResponse(samples: measured, sampleRate: 48_000).resampled(to: 16_000)
+        #expect(response.sampleRate == 16_000 && response.directPathFrame == 48)
+        #expect(Measurement.peakPosition(response.samples).rounded() == 48)
+        var room = try RoomSimulator(RoomConfiguration(playbackRate: 16_000, captureRate: 16_000, latency: 0.01,
+                                                       impulseResponse: response, echoGainDB: 0))
+        room.play(Self.tone(frequency: 1_000, amplitude: 0.1, rate: 16_000, frames: 16_000))
+        let echo = Measurement.window(room.capture(frames: 16_000).echo, from: 2_000, to: 14_000)
+        // The same tone through the 48 kHz response, computed directly: 0.5·x(t − 3 ms) − 0.2·x(t − 20.83 ms).
+        let phase = 2 * Double.pi * 1_000 * (1_000.0 - 144) / 48_000
+        let expected = 0.1 * ((0.5 - 0.2 * cos(phase)) * (0.5 - 0.2 * cos(phase)) + 0.04 * sin(phase) * sin(phase)).squareRoot()
+        let level = Measurement.toneLevel(echo, frequency: 1_000, sampleRate: 16_000)
+        #expect(abs(Measurement.dB(level / expected)) < 0.1, "\(Measurement.dB(level / expected)) dB")
+        #expect(throws: RoomError.impulseResponseRate(impulse: 48_000, capture: 16_000)) {
+            try RoomSimulator(RoomConfiguration(playbackRate: 16_000, captureRate: 16_000, latency: 0.01,
+                                                impulseResponse: try RoomImpulseResponse(samples: measured, sampleRate: 48_000), echoGainDB: 0))
+        }
+    }
+
     @Test func optionsOutsideTheirRangeAreRefusedWithTheRange() throws {
         #expect(throws: RoomError.outOfRange(option: "reverberation time (s)", value: 3, range: 0.05...2)) {
             try RoomImpulseResponse(reverberationTime: 3, distance: 1, sampleRate: 16_000)

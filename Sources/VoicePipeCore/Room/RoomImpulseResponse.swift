@@ -30,7 +30,7 @@ public struct RoomImpulseResponse: Sendable, Hashable {
     public let sampleRate: SampleRate
     /// The frame of the direct path: the sound's first arrival (for a measured response, its
     /// largest magnitude).
-    public let directPathFrame: Int
+    public private(set) var directPathFrame: Int
 
     /// Generates a response from a reverberation time and a distance, the same for the same seed.
     /// - Parameters:
@@ -85,6 +85,30 @@ public struct RoomImpulseResponse: Sendable, Hashable {
         self.samples = samples
         self.sampleRate = sampleRate
         self.directPathFrame = peakFrame
+    }
+
+    /// The same response at `rate` (a measured one read at 48 kHz, for a 16 kHz microphone):
+    /// band-limited by ``FractionalResampler`` and scaled by the rate ratio, so a tone's gain
+    /// through it stays the same; the direct path moves to its frame at the new rate.
+    /// - Throws: ``RoomError/unsupportedRate(_:)``.
+    public func resampled(to rate: SampleRate) throws(RoomError) -> RoomImpulseResponse {
+        try RoomError.check(rate: rate)
+        if rate == sampleRate { return self }
+        let resampler = FractionalResampler(inputRate: sampleRate.hertz, outputRate: rate.hertz)
+        let reach = resampler.reach
+        var padded = [Float](repeating: 0, count: samples.count + 2 * reach + 2)
+        for (index, sample) in samples.enumerated() { padded[reach + index] = sample }
+        let count = max(1, Int((Double(samples.count) / resampler.step).rounded(.up)))
+        let scale = Float(resampler.step)
+        var output = [Float](repeating: 0, count: count)
+        padded.withUnsafeBufferPointer { padded in
+            for frame in 0..<count {
+                output[frame] = scale * resampler.value(at: resampler.position(ofOutputFrame: frame), input: padded, base: -reach)
+            }
+        }
+        var result = try RoomImpulseResponse(samples: output, sampleRate: rate)
+        result.directPathFrame = Int((Double(directPathFrame) / resampler.step).rounded())
+        return result
     }
 
     /// The response's gain for white noise (its energy, Σh²) in dB.
