@@ -1,3 +1,4 @@
+import AllocationCounting
 import Foundation
 import Testing
 import VoicePipeCore
@@ -212,6 +213,45 @@ struct RoomSimulatorTests {
         #expect(throws: RoomError.impulseResponseRate(impulse: 48_000, capture: 16_000)) {
             try RoomSimulator(RoomConfiguration(playbackRate: 16_000, captureRate: 16_000, latency: 0.01,
                                                 impulseResponse: try RoomImpulseResponse(samples: measured, sampleRate: 48_000), echoGainDB: 0))
+        }
+    }
+
+    @Test func aRunningRoomAllocatesNothingPerPeriod() throws {
+        var configuration = try RoomPreset.kitchen.configuration()
+        configuration.impulseResponse = try RoomImpulseResponse(reverberationTime: 0.05, distance: 1.5, sampleRate: 16_000)
+        configuration.clockDriftPPM = 80
+        let talker = RoomTalker(samples: [Float](repeating: 0.1, count: 40_000), startFrame: 500)
+        var room = try RoomSimulator(configuration, talker: talker)
+        let reply = [Float](repeating: 0.2, count: 240)
+        var microphone = [Float](repeating: 0, count: 160)
+        var echo = microphone, nearEnd = microphone, noise = microphone
+        try reply.withUnsafeBufferPointer { reply in
+            try microphone.withUnsafeMutableBufferPointer { microphone in
+                try echo.withUnsafeMutableBufferPointer { echo in
+                    try nearEnd.withUnsafeMutableBufferPointer { nearEnd in
+                        try noise.withUnsafeMutableBufferPointer { noise in
+                            // Warm-up: a second of periods, past the first drop of old loudspeaker output.
+                            var period = 0
+                            while period < 100 {
+                                room.play(reply)
+                                room.capture(into: microphone, echo: echo, nearEnd: nearEnd, noise: noise)
+                                period += 1
+                            }
+                            let allocations = countAllocations {
+                                var period = 0
+                                while period < 200 {
+                                    room.play(reply)
+                                    room.capture(into: microphone, echo: echo, nearEnd: nearEnd, noise: noise)
+                                    period += 1
+                                }
+                            }
+                            #expect(allocations == 0, "\(allocations) allocations in 200 periods")
+                            #expect(room.underrunFrames == 0)
+                            try #require(room.capturedFrames == 48_000)
+                        }
+                    }
+                }
+            }
         }
     }
 
