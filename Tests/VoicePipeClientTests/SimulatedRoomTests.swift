@@ -118,4 +118,37 @@ struct SimulatedRoomTests {
         #expect(loudspeaker.underruns > 0 && loudspeaker.underruns <= 16)
         #expect(room.capturedFrames == 4_800 && room.playedFrames == 2_400)
     }
+
+    @Test func aRealTimeMicrophoneDeliversPeriodsUntilItsTapStops() throws {
+        let room = try SimulatedRoom(Self.room(), clock: .realTime)
+        let microphone = try CaptureDevice(room.microphone)
+        let collected = Collected(limit: 480)
+        try microphone.installTap { collected.tap($0) }
+        #expect(try microphone.waitUntilStopped() == CaptureReport(frames: 480, overruns: 0))
+        #expect(room.lastCaptureTimestamp == RoomTimestamp(frame: 320, time: 0.02, latency: 0))
+        #expect(!microphone.isStreaming)
+    }
+
+    @Test func stoppingARunningMicrophoneEndsItOnceAfterItsLastPeriod() throws {
+        struct Counts { var taps = 0, tapsAfterEnd = 0, ends = 0 }
+        let counts = Mutex(Counts())
+        let room = try SimulatedRoom(Self.room(), clock: .asFastAsPossible)
+        let microphone = try CaptureDevice(room.microphone)
+        try microphone.installTap({ _ in
+            counts.withLock { counts in
+                counts.taps += 1
+                if counts.ends > 0 { counts.tapsAfterEnd += 1 }
+            }
+            return .proceed
+        }, onEnd: { counts.withLock { $0.ends += 1 } })
+        while counts.withLock({ $0.taps }) < 10 {}
+        microphone.stop()
+        let report = try microphone.waitUntilStopped()
+        let final = counts.withLock { $0 }
+        #expect(final.ends == 1 && final.tapsAfterEnd == 0)
+        #expect(report.frames == final.taps * 160)
+        // The device can stream again, and counts on from where it was.
+        try microphone.installTap { _ in .stop }
+        #expect(try microphone.waitUntilStopped().frames == report.frames + 160)
+    }
 }
