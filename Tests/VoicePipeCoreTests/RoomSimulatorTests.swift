@@ -141,6 +141,23 @@ struct RoomSimulatorTests {
         #expect(errorDB < -80, "resampling error \(errorDB) dB")
     }
 
+    @Test(arguments: [(16_000.0, 16_003.2), (16_000.0, 15_996.8), (24_000.0, 16_000.0)], [250.0, 1_000.0, 4_000.0, 6_000.0])
+    func theFractionalResamplerIsExactToMinus85Decibels(rates: (Double, Double), frequency: Double) {
+        let resampler = FractionalResampler(inputRate: rates.0, outputRate: rates.1)
+        let input = (0..<Int(rates.0 / 2)).map { Float(0.5 * sin(2 * Double.pi * frequency * Double($0) / rates.0)) }
+        var errorEnergy = 0.0
+        let frames = Int(rates.1 / 2) - 200
+        input.withUnsafeBufferPointer { input in
+            for n in 100..<frames {
+                let position = resampler.position(ofOutputFrame: n)
+                let error = Double(resampler.value(at: position, input: input, base: 0)) - 0.5 * sin(2 * Double.pi * frequency * position / rates.0)
+                errorEnergy += error * error
+            }
+        }
+        let errorDB = Measurement.dB((errorEnergy / Double(frames - 100)).squareRoot() / (0.5 / 2.squareRoot()))
+        #expect(errorDB < -85, "\(rates.0) → \(rates.1) Hz at \(frequency) Hz: \(errorDB) dB")
+    }
+
     @Test func theNearEndAppearsUnchangedWhenTheReplyIsSilent() throws {
         var configuration = try RoomPreset.kitchen.configuration()
         configuration.noise = nil

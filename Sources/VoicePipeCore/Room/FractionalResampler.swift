@@ -13,6 +13,11 @@
 ///                  history                 look-ahead        pos = n·step, i0 = ⌊pos⌋
 /// ```
 ///
+/// Measured (release, tones at 0.5 against their exact value): error −89 dB or lower from 250 Hz to
+/// 6 kHz at 16 kHz ±200 ppm and at 24 → 16 kHz (the Float32 floor is about −96 dB); 7 kHz, in the
+/// transition band of a slower output, comes out at −38 dB. Cost about 0.2–0.4 % of one core per
+/// second of output.
+///
 /// The caller keeps the input (``FractionalResampler/reach``: how far around a position it reads).
 public struct FractionalResampler: Sendable {
     /// Input frames per output frame.
