@@ -35,6 +35,12 @@ public struct DeviceClockEstimator: Sendable {
     private var centreTime = 0.0
     private var centreFrame = 0.0
     private var fitBins = -1
+    /// Sums over the closed bins (all but the newest), relative to the oldest bin's mean pair.
+    private var closed: (weight: Double, time: Double, frame: Double, timeTime: Double, timeFrame: Double) = (0, 0, 0, 0, 0)
+    private var closedBins = -1
+    private var closedFirst = -1
+    private var referenceTime = 0.0
+    private var referenceFrame = 0.0
 
     /// A clock with no pairs yet.
     /// - Parameters:
@@ -42,8 +48,8 @@ public struct DeviceClockEstimator: Sendable {
     ///   - windowSeconds: seconds of pairs the fit uses (at least one bin's width).
     ///   - minimumSpanSeconds: seconds the pairs must span before the fitted slope is used; until
     ///     then a few milliseconds of jitter over a short span would swing it by far more than any drift.
-    ///   - binSeconds: width of a bin (0.1 s keeps 600 bins for a minute).
-    public init(nominalRate: SampleRate, windowSeconds: Double = 60, minimumSpanSeconds: Double = 5, binSeconds: Double = 0.1) {
+    ///   - binSeconds: width of a bin (0.1 s keeps 1 200 bins for two minutes).
+    public init(nominalRate: SampleRate, windowSeconds: Double = 120, minimumSpanSeconds: Double = 5, binSeconds: Double = 0.1) {
         self.nominalRate = nominalRate
         self.minimumSpanSeconds = max(minimumSpanSeconds, 0)
         self.binSeconds = binSeconds > 0 ? binSeconds : 0.1
@@ -86,6 +92,7 @@ public struct DeviceClockEstimator: Sendable {
         firstBin = 0
         binCount = 0
         fitBins = -1
+        closedBins = -1
         slope = nominalRate.hertz
         centreTime = 0
         centreFrame = 0
@@ -148,32 +155,46 @@ public struct DeviceClockEstimator: Sendable {
     }
 
     /// Recomputes the line when pairs were added since the last fit: weighted least squares over
-    /// the bins' mean pairs, centred for precision.
+    /// the bins' mean pairs. The closed bins' sums (relative to the oldest bin, for precision) are
+    /// recomputed only when a bin closes or leaves the window; the open bin is added to them here.
     private mutating func refit() {
         guard fitBins < 0 else { return }
         fitBins = binCount
-        var weight = 0.0, sumTime = 0.0, sumFrame = 0.0
-        for offset in 0..<binCount {
-            let entry = bin(offset)
-            weight += entry.weight
-            sumTime += entry.time
-            sumFrame += entry.frame
+        guard binCount > 0 else { return }
+        if closedBins != binCount - 1 || closedFirst != firstBin {
+            closedBins = binCount - 1
+            closedFirst = firstBin
+            let oldest = bin(0)
+            referenceTime = oldest.time / oldest.weight
+            referenceFrame = oldest.frame / oldest.weight
+            closed = (0, 0, 0, 0, 0)
+            for offset in 0..<closedBins {
+                let entry = bin(offset)
+                let time = entry.time / entry.weight - referenceTime
+                let frame = entry.frame / entry.weight - referenceFrame
+                closed.weight += entry.weight
+                closed.time += entry.weight * time
+                closed.frame += entry.weight * frame
+                closed.timeTime += entry.weight * time * time
+                closed.timeFrame += entry.weight * time * frame
+            }
         }
-        guard weight > 0 else { return }
-        centreTime = sumTime / weight
-        centreFrame = sumFrame / weight
+        let open = bin(binCount - 1)
+        let openTime = open.time / open.weight - referenceTime
+        let openFrame = open.frame / open.weight - referenceFrame
+        let weight = closed.weight + open.weight
+        let sumTime = closed.time + open.weight * openTime
+        let sumFrame = closed.frame + open.weight * openFrame
+        let meanTime = sumTime / weight
+        let meanFrame = sumFrame / weight
+        centreTime = referenceTime + meanTime
+        centreFrame = referenceFrame + meanFrame
         guard hasMeasuredRate else {
             slope = nominalRate.hertz
             return
         }
-        var sxx = 0.0, sxy = 0.0
-        for offset in 0..<binCount {
-            let entry = bin(offset)
-            let time = entry.time / entry.weight - centreTime
-            let frame = entry.frame / entry.weight - centreFrame
-            sxx += entry.weight * time * time
-            sxy += entry.weight * time * frame
-        }
+        let sxx = closed.timeTime + open.weight * openTime * openTime - weight * meanTime * meanTime
+        let sxy = closed.timeFrame + open.weight * openTime * openFrame - weight * meanTime * meanFrame
         slope = sxx > 0 ? sxy / sxx : nominalRate.hertz
         if !(slope > 0) || !slope.isFinite { slope = nominalRate.hertz }
     }
