@@ -10,31 +10,46 @@ import VoicePipeIO
 /// runs first: a tap for that format would have crashed the test process.
 ///
 /// It has no thread of its own: ``deliver(_:)`` calls the tap on the caller's thread, as the
-/// device's audio thread would.
-public final class FakeAudioDevice: CaptureHardware, PlaybackHardware {
+/// device's audio thread would. It stamps its buffers: a stamped tap gets each buffer's frame
+/// position and either the instant a test gives (``deliver(_:capturedAt:)``) or that of a perfect
+/// clock started at ``captureStartInstant``. As a speaker it reports the delay a test sets.
+public final class FakeAudioDevice: TimestampingCaptureHardware, PlaybackHardware {
     public let name: String
     public let reportedFormat: AudioFormat
 
     private struct State: Sendable {
-        var tap: CaptureTap?
+        var tap: StampedCaptureTap?
         var onEnd: (@Sendable () -> Void)?
         var tapInstallations = 0
         var playerStarts = 0
         var frames = 0
+        /// Frames delivered in the current stream: the next stamp's frame position.
+        var streamFrames = 0
         var overruns = 0
         var stopped = false
         var failure: AudioDeviceError?
         var played: [[Float]] = []
         var drained = false
         var closed = false
+        var playbackDelay: Int?
     }
 
     private let state = Guarded(State())
 
+    /// The monotonic instant (nanoseconds) of the first captured frame when ``deliver(_:)`` stamps.
+    public let captureStartInstant: Int64
+
     /// A device named `name` that reports `format` (any values, valid or not).
-    public init(name: String = "fake", format: AudioFormat) {
+    public init(name: String = "fake", format: AudioFormat, captureStartInstant: Int64 = 0) {
         self.name = name
         self.reportedFormat = format
+        self.captureStartInstant = captureStartInstant
+    }
+
+    /// Frames written and not yet heard, as the speaker reports them (nil: it cannot tell).
+    public var playbackDelayFrames: Int? {
+        get { state.withLock { $0.playbackDelay } }
+        set { state.withLock { $0.playbackDelay = newValue } }
     }
 
     /// Taps installed so far.
@@ -51,6 +66,10 @@ public final class FakeAudioDevice: CaptureHardware, PlaybackHardware {
     // MARK: Capture
 
     public func installTap(format: ValidatedFormat, _ tap: @escaping CaptureTap, onEnd: @escaping @Sendable () -> Void = {}) throws(AudioDeviceError) {
+        try installTap(format: format, stamped: { bytes, _ in tap(bytes) }, onEnd: onEnd)
+    }
+
+    public func installTap(format: ValidatedFormat, stamped tap: @escaping StampedCaptureTap, onEnd: @escaping @Sendable () -> Void = {}) throws(AudioDeviceError) {
         // The hardware's own check, which a real device answers with a crash: the tap's format
         // must be exactly what the device reported (an invalid report can therefore never get here).
         precondition(format.audioFormat == reportedFormat,
@@ -58,6 +77,7 @@ public final class FakeAudioDevice: CaptureHardware, PlaybackHardware {
         try state.withLock { state throws(AudioDeviceError) in
             guard state.tap == nil else { throw .alreadyStarted(device: name) }
             state.tap = tap
+            state.streamFrames = 0
             state.onEnd = onEnd
             state.tapInstallations += 1
             state.stopped = false
@@ -68,9 +88,27 @@ public final class FakeAudioDevice: CaptureHardware, PlaybackHardware {
     /// would; returns what the tap answered, or `.stop` when no stream is running.
     @discardableResult
     public func deliver(_ bytes: UnsafeRawBufferPointer) -> CaptureTapAction {
-        guard let tap = state.withLock({ $0.stopped ? nil : $0.tap }) else { return .stop }
-        let action = tap(bytes)
-        state.withLock { $0.frames += bytes.count / max(reportedFormat.bytesPerFrame, 1) }
+        deliver(bytes, capturedAt: nil)
+    }
+
+    /// Hands `bytes` to the tap as ``deliver(_:)`` does, stamped as captured at `instant`
+    /// (monotonic nanoseconds; nil: the perfect clock's instant for the buffer's first frame).
+    @discardableResult
+    public func deliver(_ bytes: UnsafeRawBufferPointer, capturedAt instant: Int64?) -> CaptureTapAction {
+        let current = state.withLock { state -> (tap: StampedCaptureTap, position: Int)? in
+            guard !state.stopped, let tap = state.tap else { return nil }
+            return (tap, state.streamFrames)
+        }
+        guard let current else { return .stop }
+        let (tap, position) = (current.tap, current.position)
+        let rate = reportedFormat.sampleRate.hertz
+        let clock = rate > 0 && rate.isFinite ? captureStartInstant + Int64((Double(position) * 1e9 / rate).rounded()) : captureStartInstant
+        let action = tap(bytes, CapturedBlockStamp(framePosition: position, instant: instant ?? clock))
+        let frames = bytes.count / max(reportedFormat.bytesPerFrame, 1)
+        state.withLock { state in
+            state.frames += frames
+            state.streamFrames += frames
+        }
         if action == .stop { end() }
         return action
     }

@@ -111,6 +111,30 @@ struct ALSADeviceTests {
         #expect(captured[(frames / 3 + 100)...].allSatisfy { $0 == 0 }, "past the end of the file the capture is silence")
     }
 
+    @Test func aStampedTapGetsConsecutiveFramePositionsAndInstantsBeforeItRuns() throws {
+        let directory = try TemporaryDirectory()
+        let infile = try directory.file("in.raw", [UInt8](repeating: 1, count: 48_000 * 4))
+        let device = try CaptureDevice.open(name: "cap", preferences: DevicePreferences(sampleRate: 48_000, channelCount: 2, sampleType: .int16),
+                                            configuration: try Self.configuration(infile: infile))
+        #expect(device.stampsBuffers)
+        let seen = Locked<[(stamp: CapturedBlockStamp, frames: Int, now: Int64)]>([])
+        try device.installTap(stamped: { bytes, stamp in
+            let now = MonotonicClock.nanoseconds()
+            let count = seen.withLock { $0.append((stamp, bytes.count / 4, now)); return $0.count }
+            return count >= 50 ? .stop : .proceed
+        })
+        _ = try device.waitUntilStopped()
+        let buffers = seen.value
+        #expect(buffers.count == 50)
+        var position = 0
+        for buffer in buffers {
+            #expect(buffer.stamp.framePosition == position)
+            // Captured before it was read: at least the buffer's own length before the tap ran.
+            #expect(buffer.stamp.instant <= buffer.now - Int64(buffer.frames) * 1_000_000_000 / 48_000)
+            position += buffer.frames
+        }
+    }
+
     @Test func theAudioThreadAllocatesNothingPerBuffer() throws {
         let directory = try TemporaryDirectory()
         let infile = try directory.file("in.raw", [UInt8](repeating: 1, count: 48_000 * 4))

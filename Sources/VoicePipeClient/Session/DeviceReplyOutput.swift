@@ -10,7 +10,9 @@ import VoicePipeSession
 /// ```
 ///  driver thread:  chunk ─▶ ReplyPlayer (converter at the chunk's rate) ─▶ PlaybackQueue
 ///  render thread:  PlaybackQueue ─▶ 10 ms periods (silence when empty) ─▶ PlaybackDevice.play
-///                  └─▶ drained: the handler given to reportDrained(to:)
+///                  ├─▶ drained: the handler given to reportDrained(to:)
+///                  └─▶ periodObserver: each period as written (PlayedPeriod: samples, frame
+///                      position, instant heard = now + (delay − period) / rate after the write)
 /// ```
 ///
 /// The device's own buffer absorbs jitter, so the queue starts each chunk as soon as it arrives
@@ -25,15 +27,24 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
     // the thread runs), the player's queue counters and `control`, which is Sendable.
     private let player: ReplyPlayer
     private let deviceName: String
+    private let delay: DeviceDelay
+    private let periodObserver: PlayedPeriodObserver?
     private let control: RenderControl
     private var thread: Thread?
     public private(set) var chunksQueued = 0
 
     /// Starts `device` in its own format; the render thread starts with the first chunk.
+    /// - Parameters:
+    ///   - device: the speaker.
+    ///   - periodObserver: called on the render thread with every period right after it went to
+    ///     the device (reply audio after fades and cuts, silence included) and its stamp on
+    ///     `CLOCK_MONOTONIC`: how the echo reference learns what played when. It must not wait.
     /// - Throws: ``ReplyPlayerError/sink(_:)`` when the device refuses to start, ``ReplyPlayerError/queue(_:)``.
-    public init(device: PlaybackDevice) throws(ReplyPlayerError) {
+    public init(device: PlaybackDevice, periodObserver: PlayedPeriodObserver? = nil) throws(ReplyPlayerError) {
         let control = RenderControl()
         self.control = control
+        self.periodObserver = periodObserver
+        delay = DeviceDelay(hardware: device.hardware)
         deviceName = device.name
         player = try ReplyPlayer(sink: device, format: device.format, queueOptions: PlaybackQueueOptions(preRollMilliseconds: 0),
                                  rendering: .onRenderThread(waitForRoom: { control.waitForRoom() }))
@@ -91,7 +102,7 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
     private func startIfNeeded() {
         guard thread == nil else { return }
         control.running.store(true, ordering: .releasing)
-        let (player, control) = (self.player, self.control)
+        let (player, control, delay, observer) = (self.player, self.control, self.delay, self.periodObserver)
         let render = Thread {
             let clock = ContinuousClock()
             let start = clock.now
@@ -105,6 +116,13 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
                     control.failure.withLock { $0 = error }
                     control.running.store(false, ordering: .releasing)
                     break
+                }
+                if let observer {
+                    let now = MonotonicClock.nanoseconds()
+                    let ahead = Double((delay.hardware.playbackDelayFrames ?? player.renderPeriodFrames) - player.renderPeriodFrames)
+                    let stamp = PlayedPeriodStamp(framePosition: rendered,
+                                                  instant: now + Int64((ahead * 1e9 / player.format.sampleRate.hertz).rounded()))
+                    observer(PlayedPeriod(samples: player.lastRenderedPeriod, sampleRate: player.format.sampleRate, stamp: stamp))
                 }
                 rendered += player.renderPeriodFrames
                 control.periodRendered()
@@ -125,6 +143,13 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
         thread = render
         render.start()
     }
+}
+
+/// The speaker's hardware, asked for its delay on the render thread after each write.
+private struct DeviceDelay: @unchecked Sendable {
+    // Safety: only the render thread uses it, right after it wrote to the same hardware; the
+    // driver's thread never touches the hardware while the render thread runs.
+    let hardware: any PlaybackHardware
 }
 
 /// What the driver's thread and the render thread share.

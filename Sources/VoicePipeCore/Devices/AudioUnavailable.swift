@@ -74,12 +74,14 @@ public enum AudioDeviceError: SystemCodedError, Sendable, Hashable {
     /// The device failed mid-stream with an error other than an overrun or underrun (it was
     /// unplugged, or its driver gave up). Everything delivered before stays delivered.
     case deviceLost(device: String, SystemErrorCode, framesBefore: Int)
+    /// A stamped tap was asked of a device that cannot say when it captured each buffer.
+    case noTimestamps(device: String)
 
     /// The failing call's code, for a start or a stream that failed.
     public var code: SystemErrorCode? {
         switch self {
         case .startFailed(_, let code), .deviceLost(_, let code, _): code
-        case .alreadyStarted, .formatMismatch, .closed: nil
+        case .alreadyStarted, .formatMismatch, .closed, .noTimestamps: nil
         }
     }
 
@@ -95,6 +97,8 @@ public enum AudioDeviceError: SystemCodedError, Sendable, Hashable {
             "'\(device)' could not start: \(code.messageInSentence)"
         case .deviceLost(let device, let code, let frames):
             "'\(device)' failed after \(frames) frames: \(code.messageInSentence); what was captured before is kept"
+        case .noTimestamps(let device):
+            "'\(device)' cannot say when it captured each buffer; use a device that stamps its buffers (ALSA), or a tap without stamps"
         }
     }
 }

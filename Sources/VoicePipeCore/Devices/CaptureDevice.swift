@@ -12,6 +12,12 @@ public enum CaptureTapAction: Sendable, Hashable {
 /// ``AudioRing`` and returns; another thread reads the ring and runs the `CaptureConverter`.
 public typealias CaptureTap = @Sendable (UnsafeRawBufferPointer) -> CaptureTapAction
 
+/// The closure a timestamping capture device calls with each buffer and its stamp: the frame
+/// position of the buffer's first frame and the monotonic instant it was captured (see
+/// ``CapturedBlockStamp``). Same rules as ``CaptureTap``: the audio thread, bytes valid only during
+/// the call, return quickly, never wait.
+public typealias StampedCaptureTap = @Sendable (UnsafeRawBufferPointer, CapturedBlockStamp) -> CaptureTapAction
+
 /// How a capture stream went, once it has ended.
 public struct CaptureReport: Sendable, Hashable {
     /// Frames handed to the tap.
@@ -52,6 +58,15 @@ public protocol CaptureHardware: AnyObject, Sendable {
     func close()
 }
 
+/// Capture hardware that knows when each buffer was captured: ALSA from `snd_pcm_delay`, the fake
+/// device from the instants a test gives it.
+public protocol TimestampingCaptureHardware: CaptureHardware {
+    /// Starts streaming as ``CaptureHardware/installTap(format:_:onEnd:)`` does, handing each
+    /// buffer to `tap` with its stamp: frame positions count from the stream's start, instants are
+    /// monotonic nanoseconds (`CLOCK_MONOTONIC`).
+    func installTap(format: ValidatedFormat, stamped tap: @escaping StampedCaptureTap, onEnd: @escaping @Sendable () -> Void) throws(AudioDeviceError)
+}
+
 /// A capture device whose format passed the guard: the only way to install a capture tap.
 ///
 /// ``init(_:)`` validates the negotiated format before anything else happens; a device reporting
@@ -83,6 +98,18 @@ public final class CaptureDevice: Sendable {
     /// `onEnd` runs once when the stream has ended, after the last buffer.
     public func installTap(_ tap: @escaping CaptureTap, onEnd: @escaping @Sendable () -> Void = {}) throws(AudioDeviceError) {
         try hardware.installTap(format: format, tap, onEnd: onEnd)
+    }
+
+    /// Whether the hardware stamps its buffers, so ``installTap(stamped:onEnd:)`` can start.
+    public var stampsBuffers: Bool { hardware is any TimestampingCaptureHardware }
+
+    /// Starts the stream with stamps: `tap` receives every buffer with its frame position and
+    /// capture instant on the audio thread (see ``StampedCaptureTap``).
+    /// - Throws: ``AudioDeviceError/noTimestamps(device:)`` when the hardware cannot stamp its
+    ///   buffers (nothing starts), or what the hardware throws when it cannot start.
+    public func installTap(stamped tap: @escaping StampedCaptureTap, onEnd: @escaping @Sendable () -> Void = {}) throws(AudioDeviceError) {
+        guard let stamping = hardware as? any TimestampingCaptureHardware else { throw .noTimestamps(device: name) }
+        try stamping.installTap(format: format, stamped: tap, onEnd: onEnd)
     }
 
     /// Asks the stream to end; returns at once, from any thread (a signal handler's queue included).

@@ -19,6 +19,13 @@ public protocol PlaybackHardware: AnyObject {
     func drain() throws(PlayerSinkError)
     /// Ends any stream and releases the device.
     func close()
+    /// Frames written and not yet heard (the device's delay), asked right after a write on the
+    /// writing thread; nil when the device cannot tell, and then a period counts as heard at once.
+    var playbackDelayFrames: Int? { get }
+}
+
+extension PlaybackHardware {
+    public var playbackDelayFrames: Int? { nil }
 }
 
 /// A playback device whose format passed the guard and the Float32 rule: the real ``PlayerSink``.

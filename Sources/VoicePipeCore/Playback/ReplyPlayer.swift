@@ -191,6 +191,13 @@ public final class ReplyPlayer: @unchecked Sendable {
         return audio
     }
 
+    /// The first channel of the period the last ``renderPeriod()`` gave the sink (after fades and
+    /// cuts, silence included), ``renderPeriodFrames`` long; valid until the next render. Render
+    /// thread only: what a reply output hands an echo reference.
+    public var lastRenderedPeriod: UnsafeBufferPointer<Float> {
+        UnsafeBufferPointer(start: period, count: renderPeriodFrames)
+    }
+
     /// The converter for `sampleRate`: the current one, or a new one after the old one's tail.
     private func converter(for sampleRate: SampleRate) throws(ReplyPlayerError) -> PlaybackConverter {
         if let converter, converter.sourceRate == sampleRate { return converter }

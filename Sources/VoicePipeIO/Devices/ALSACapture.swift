@@ -11,7 +11,12 @@ import VoicePipeCore
 /// plugins (`null`, and `file` past the end of its `infile`) report a full read without writing.
 /// Overruns (and suspends) are recovered with `snd_pcm_recover` and counted; any other read error ends the stream
 /// with ``AudioDeviceError/deviceLost(device:_:framesBefore:)``.
-public final class ALSACapture: CaptureHardware {
+///
+/// Each buffer is stamped after its read: its first frame was captured at
+/// "now − (`snd_pcm_delay` + frames read) / rate" on ``MonotonicClock``, and its frame position is
+/// the count of frames delivered before it (an overrun's lost frames are not counted, so a stamped
+/// tap sees the gap as an instant further on than the position says).
+public final class ALSACapture: TimestampingCaptureHardware {
     public let name: String
     public let reportedFormat: AudioFormat
     /// Frames per read.
@@ -53,6 +58,11 @@ public final class ALSACapture: CaptureHardware {
     /// Starts the audio thread. `format` must be the negotiated format: the device writes frames
     /// of that size whatever the caller believes.
     public func installTap(format: ValidatedFormat, _ tap: @escaping CaptureTap, onEnd: @escaping @Sendable () -> Void = {}) throws(AudioDeviceError) {
+        try installTap(format: format, stamped: { bytes, _ in tap(bytes) }, onEnd: onEnd)
+    }
+
+    /// Starts the audio thread as ``installTap(format:_:onEnd:)`` does, stamping each buffer.
+    public func installTap(format: ValidatedFormat, stamped tap: @escaping StampedCaptureTap, onEnd: @escaping @Sendable () -> Void = {}) throws(AudioDeviceError) {
         try control.withLock { control throws(AudioDeviceError) in
             guard format.audioFormat == reportedFormat else {
                 throw .formatMismatch(device: name, expected: reportedFormat.description, received: format.description)
@@ -121,8 +131,10 @@ public final class ALSACapture: CaptureHardware {
     /// The audio thread's loop. The PCM is non-blocking: with no data yet it waits in
     /// `snd_pcm_wait` for at most ``waitMilliseconds``, so a stop request is seen even when the
     /// device has stalled.
-    fileprivate func run(tap: CaptureTap, onEnd: () -> Void, bytesPerFrame: Int) {
+    fileprivate func run(tap: StampedCaptureTap, onEnd: () -> Void, bytesPerFrame: Int) {
         let handle = pcm.handle
+        let nanosecondsPerFrame = 1e9 / reportedFormat.sampleRate.hertz
+        var position = 0
         let byteCount = periodFrames * bytesPerFrame
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: 16)
         defer { buffer.deallocate() }
@@ -132,8 +144,13 @@ public final class ALSACapture: CaptureHardware {
             let read = snd_pcm_readi(handle, buffer, snd_pcm_uframes_t(periodFrames))
             if read > 0 {
                 let frames = Int(read)
+                var delay = snd_pcm_sframes_t(0)
+                if snd_pcm_delay(handle, &delay) != 0 { delay = 0 }
+                let waiting = Double(max(Int(delay), 0) + frames) * nanosecondsPerFrame
+                let stamp = CapturedBlockStamp(framePosition: position, instant: MonotonicClock.nanoseconds() - Int64(waiting.rounded()))
+                position += frames
                 framesDelivered.add(frames, ordering: .releasing)
-                if tap(UnsafeRawBufferPointer(start: buffer, count: frames * bytesPerFrame)) == .stop { break }
+                if tap(UnsafeRawBufferPointer(start: buffer, count: frames * bytesPerFrame), stamp) == .stop { break }
                 continue
             }
             let code = Int32(truncatingIfNeeded: read)
@@ -164,11 +181,11 @@ public final class ALSACapture: CaptureHardware {
 /// What the audio thread needs, handed over through pthread_create's argument.
 private final class CaptureThreadContext: @unchecked Sendable {
     let capture: ALSACapture
-    let tap: CaptureTap
+    let tap: StampedCaptureTap
     let onEnd: @Sendable () -> Void
     let bytesPerFrame: Int
 
-    init(capture: ALSACapture, tap: @escaping CaptureTap, onEnd: @escaping @Sendable () -> Void, bytesPerFrame: Int) {
+    init(capture: ALSACapture, tap: @escaping StampedCaptureTap, onEnd: @escaping @Sendable () -> Void, bytesPerFrame: Int) {
         self.capture = capture
         self.tap = tap
         self.onEnd = onEnd

@@ -37,6 +37,15 @@ public final class ALSAPlayback: PlaybackHardware {
         channelPointers.initialize(repeating: nil, count: max(reportedFormat.channelCount, 1))
     }
 
+    /// Frames written and not yet heard, from `snd_pcm_delay`; nil when the stream is not
+    /// running or ALSA cannot tell. Call it on the thread that writes.
+    public var playbackDelayFrames: Int? {
+        guard !pcm.isClosed else { return nil }
+        var delay = snd_pcm_sframes_t(0)
+        guard snd_pcm_delay(pcm.handle, &delay) == 0 else { return nil }
+        return max(Int(delay), 0)
+    }
+
     deinit {
         channelPointers.deallocate()
     }
