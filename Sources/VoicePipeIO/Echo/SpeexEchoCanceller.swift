@@ -107,8 +107,12 @@ public final class SpeexEchoCanceller: EchoCanceller {
             throw .backendUnavailable(backend: "speex", reason: "speex_preprocess_state_init could not create its state")
         }
         let (suppress, suppressActive) = residualEchoSuppression ? echoSuppression(options.suppression) : (0, 0)
+        // The preprocessor applies its spectral gains (residual echo included) only with its
+        // denoiser on, so residual echo suppression without noise suppression runs the denoiser
+        // with a noise attenuation of 0 dB.
         let settings: [(String, Int32, Int32)] = [
-            ("noise suppression", SPEEX_PREPROCESS_SET_DENOISE, options.noiseSuppression ? 1 : 0),
+            ("noise suppression", SPEEX_PREPROCESS_SET_DENOISE, options.noiseSuppression || residualEchoSuppression ? 1 : 0),
+            ("noise attenuation", SPEEX_PREPROCESS_SET_NOISE_SUPPRESS, options.noiseSuppression ? -15 : 0),
             ("gain control", SPEEX_PREPROCESS_SET_AGC, options.gainControl ? 1 : 0),
             ("residual echo suppression", SPEEX_PREPROCESS_SET_ECHO_SUPPRESS, suppress),
             ("residual echo suppression during near-end speech", SPEEX_PREPROCESS_SET_ECHO_SUPPRESS_ACTIVE, suppressActive),
