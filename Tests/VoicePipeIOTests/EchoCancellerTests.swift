@@ -1,3 +1,4 @@
+import AllocationCounting
 import Foundation
 import Testing
 import VoicePipeCore
@@ -264,5 +265,34 @@ struct EchoCancellerBehaviourTests {
         print("near end alone \(backend): level \(fit.levelDB) dB, SDR \(fit.signalToDistortionDB) dB, lag \(fit.lag)")
         #expect(abs(fit.levelDB) <= 1)
         #expect(fit.signalToDistortionDB >= 20)
+    }
+
+    @Test(arguments: backends)
+    func aWarmedUpCancellerAllocatesNothingPerBlock(_ backend: String) throws {
+        let far = EchoCancellerTests.far
+        try #require(!far.isEmpty, "the bundled speech sample could not be read")
+        let scene = Array(far[0..<(2 * 16_000)])
+        let microphone = EchoPath(reverberationTime: 0.3, delayMilliseconds: 20).echo(of: scene)
+        let canceller = try Self.make(backend)
+        var output = [Float](repeating: 0, count: microphone.count)
+        let block = EchoBlock.frameCount
+        var allocations: UInt64 = 0
+        try microphone.withUnsafeBufferPointer { mic in
+            try scene.withUnsafeBufferPointer { reference in
+                try output.withUnsafeMutableBufferPointer { out in
+                    for offset in stride(from: 0, to: mic.count, by: block) {
+                        let near = UnsafeBufferPointer(rebasing: mic[offset..<(offset + block)])
+                        let farBlock = UnsafeBufferPointer(rebasing: reference[offset..<(offset + block)])
+                        let into = UnsafeMutableBufferPointer(rebasing: out[offset..<(offset + block)])
+                        if offset < 100 * block {
+                            try canceller.process(near: near, far: farBlock, into: into)
+                        } else {
+                            allocations += try countAllocations { try canceller.process(near: near, far: farBlock, into: into) }
+                        }
+                    }
+                }
+            }
+        }
+        #expect(allocations == 0, "heap allocations over 100 blocks after 100 blocks of warm-up")
     }
 }

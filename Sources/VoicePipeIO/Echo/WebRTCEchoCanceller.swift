@@ -62,6 +62,8 @@ public final class WebRTCEchoCanceller: EchoCanceller {
         }
     }
 
+    /// Re-initialises the module with the formats it was created with (its `Initialize()`, which
+    /// fails only for formats it refused at creation, so its status carries nothing here).
     public func reset() { _ = vp_webrtc_reset(processor) }
 
     private static func level(_ level: EchoSuppressionLevel) -> Int32 {
