@@ -137,6 +137,15 @@ struct EchoCancellerTests {
         return (output, clock.now - start)
     }
 
+    /// The microphone in one room: the far end's echo, the near-end talker from the end of single
+    /// talk on, and a white noise floor at −70 dBFS; and the clean near end.
+    static func scene(reverberationTime: Double, delayMilliseconds: Double) -> (near: [Float], microphone: [Float]) {
+        let echo = EchoPath(reverberationTime: reverberationTime, delayMilliseconds: delayMilliseconds).echo(of: far)
+        let near = nearEnd(echo: echo)
+        let floor = Signals.noise(amplitude: Signals.amplitude(dBFS: -70) * 3.0.squareRoot(), frames: far.count, seed: 7)
+        return (near, (0..<far.count).map { echo[$0] + near[$0] + Float(floor[$0]) })
+    }
+
     /// The scene on one room, through one variant, measured.
     static func measure(_ variant: Variant, reverberationTime: Double, delayMilliseconds: Double) throws -> Figures {
         try measure(variant.rawValue, variant.make, reverberationTime: reverberationTime, delayMilliseconds: delayMilliseconds)
@@ -144,11 +153,7 @@ struct EchoCancellerTests {
 
     /// The scene on one room, through the canceller `make` builds, measured.
     static func measure(_ label: String, _ make: () throws -> any EchoCanceller, reverberationTime: Double, delayMilliseconds: Double) throws -> Figures {
-        let path = EchoPath(reverberationTime: reverberationTime, delayMilliseconds: delayMilliseconds)
-        let echo = path.echo(of: far)
-        let near = nearEnd(echo: echo)
-        let floor = Signals.noise(amplitude: Signals.amplitude(dBFS: -70) * 3.0.squareRoot(), frames: far.count, seed: 7)
-        let microphone = (0..<far.count).map { echo[$0] + near[$0] + Float(floor[$0]) }
+        let (near, microphone) = scene(reverberationTime: reverberationTime, delayMilliseconds: delayMilliseconds)
         let (output, elapsed) = try run(make(), microphone: microphone, far: far)
 
         let singleTalkEnd = singleTalkSeconds * rate
@@ -294,5 +299,52 @@ struct EchoCancellerBehaviourTests {
             }
         }
         #expect(allocations == 0, "heap allocations over 100 blocks after 100 blocks of warm-up")
+    }
+}
+
+/// The near end in double talk scored as listeners would: STOI and wideband PESQ against the clean
+/// near end, beside the microphone's own scores, through a Python helper (pystoi, pesq).
+struct EchoSpeechScoreTests {
+    static let python = ProcessInfo.processInfo.environment["VOICEPIPE_PYTHON"] ?? "python3"
+    static let script = CommandRunner.packageRoot.appendingPathComponent("Tests/VoicePipeIOTests/Scripts/speech_scores.py").path
+    static let available: Bool = (try? CommandRunner.run([python, "-c", "import pystoi, pesq"], executable: URL(fileURLWithPath: "/usr/bin/env")).status) == 0
+
+    /// The least STOI and PESQ gain (output less microphone, in double talk on the issue's room:
+    /// T60 0.3 s, 60 ms, near end as loud as the echo) each variant holds: the measured gain less
+    /// a margin. The microphone scores STOI 0.84, PESQ 1.11; WebRTC 0.3 with noise suppression
+    /// took them to 0.54 and 1.04 (a loss pinned so a change shows, not a goal met); speexdsp to
+    /// 0.98 and 1.78 (filter only) or 2.12 (with its preprocessor).
+    static func minimumGain(_ variant: EchoCancellerTests.Variant) -> (stoi: Double, pesq: Double) {
+        switch variant {
+        case .webrtc, .webrtcNS: (-0.35, -0.4)
+        case .speexLinear, .speex, .speexNS: (0.10, 0.4)
+        }
+    }
+
+    @Test(.enabled(if: available, "needs pystoi and pesq: pip install -r Tests/VoicePipeIOTests/Scripts/requirements.txt, or set VOICEPIPE_PYTHON to a Python that has them"),
+          arguments: [EchoCancellerTests.Variant.webrtcNS, .speexLinear, .speexNS])
+    func theNearEndInDoubleTalkKeepsItsIntelligibility(_ variant: EchoCancellerTests.Variant) throws {
+        try #require(!EchoCancellerTests.far.isEmpty, "the bundled speech sample could not be read")
+        let (near, microphone) = EchoCancellerTests.scene(reverberationTime: 0.3, delayMilliseconds: 60)
+        let (output, _) = try EchoCancellerTests.run(variant.make(), microphone: microphone, far: EchoCancellerTests.far)
+        let start = EchoCancellerTests.singleTalkSeconds * EchoCancellerTests.rate, end = start + 29 * EchoCancellerTests.rate / 10
+        let lag = Measurement.linearFit(estimate: output, reference: near, start..<end).lag
+        let directory = try TemporaryDirectory()
+        func write(_ name: String, _ samples: [Float]) throws -> String {
+            let path = directory.path(name)
+            try samples.withUnsafeBytes { Data($0) }.write(to: URL(fileURLWithPath: path))
+            return path
+        }
+        let result = try CommandRunner.run([Self.python, Self.script, "16000", "\(start)", "\(end)", try write("near.f32", near),
+                                            "microphone=\(try write("microphone.f32", microphone))", "output=\(try write("output.f32", output))@\(lag)"],
+                                           executable: URL(fileURLWithPath: "/usr/bin/env"))
+        try #require(result.status == 0, "\(result)")
+        let scores = try #require(try JSONSerialization.jsonObject(with: result.output) as? [String: [String: Double]])
+        let mic = try #require(scores["microphone"]), out = try #require(scores["output"])
+        let stoiMic = try #require(mic["stoi"]), stoiOut = try #require(out["stoi"])
+        let pesqMic = try #require(mic["pesq"]), pesqOut = try #require(out["pesq"])
+        print("speech scores \(variant): STOI mic \(stoiMic) -> out \(stoiOut), PESQ mic \(pesqMic) -> out \(pesqOut)")
+        #expect(stoiOut - stoiMic >= Self.minimumGain(variant).stoi)
+        #expect(pesqOut - pesqMic >= Self.minimumGain(variant).pesq)
     }
 }
