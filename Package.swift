@@ -32,13 +32,19 @@ let package = Package(
         // The WebSocket client (TLS through OpenSSL), and libcrypto's SHA-256 and HMAC for SigV4.
         .systemLibrary(name: "CWebSockets", pkgConfig: "libwebsockets", providers: [.apt(["libwebsockets-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        // Echo control: speexdsp's canceller and preprocessor (C), and WebRTC's audio processing
+        // module 0.3 (C++), whose header path, defines and library come from pkg-config through
+        // CWebRTCAudioProcessing into CWebRTCShim, the C interface Swift calls.
+        .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
+        .systemLibrary(name: "CWebRTCAudioProcessing", pkgConfig: "webrtc-audio-processing", providers: [.apt(["libwebrtc-audio-processing-dev"])]),
+        .target(name: "CWebRTCShim", dependencies: ["CWebRTCAudioProcessing"]),
 
         // Resampler and conversion inner loops for AVX2 + FMA (per-function target attributes),
         // their plain C references, and the CPU check that chooses them. Pure computation.
         .target(name: "CVoicePipeKernels", linkerSettings: [.linkedLibrary("m")]),
 
-        // Files (libsndfile), devices (ALSA), the libsamplerate backend.
-        .target(name: "VoicePipeIO", dependencies: ["VoicePipeCore", "CSampleRate", "CSndFile", "CALSA", "CThreadAnnotations"]),
+        // Files (libsndfile), devices (ALSA), the libsamplerate backend, the echo-control backends.
+        .target(name: "VoicePipeIO", dependencies: ["VoicePipeCore", "CSampleRate", "CSndFile", "CALSA", "CThreadAnnotations", "CSpeexDSP", "CWebRTCShim"]),
 
         // The pure half of a session: the wire protocol (every message type), and the session's
         // state machine. Core only: no Foundation, no clock, no I/O.
@@ -85,8 +91,10 @@ let package = Package(
         .target(name: "VoicePipeTestSupport", dependencies: ["VoicePipeCore", "VoicePipeIO", "VoicePipeSession", "VoicePipeClient", "CSndFile", "CThreadAnnotations"]),
 
         .testTarget(name: "VoicePipeCoreTests", dependencies: ["VoicePipeCore", "VoicePipeTestSupport", "AllocationCounting"]),
-        // CSndFile lets the tests write AIFF, FLAC and Ogg fixtures with libsndfile itself.
-        .testTarget(name: "VoicePipeIOTests", dependencies: ["VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport", "AllocationCounting", "CSndFile"]),
+        // CSndFile lets the tests write AIFF, FLAC and Ogg fixtures with libsndfile itself; Scripts
+        // holds the echo tests' Python speech scorer (STOI, PESQ), run from the source tree.
+        .testTarget(name: "VoicePipeIOTests", dependencies: ["VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport", "AllocationCounting", "CSndFile"],
+                    exclude: ["Scripts"]),
         .testTarget(name: "VoicePipeSessionTests", dependencies: ["VoicePipeSession", "VoicePipeCore", "VoicePipeTestSupport"]),
         .testTarget(name: "VoicePipeProtocolsTests", dependencies: ["VoicePipeProtocols", "VoicePipeSession", "VoicePipeCore", "VoicePipeTestSupport"]),
         // Fixtures: the AWS SigV4 test suite's vectors. Scripts run from the source tree (the
@@ -96,5 +104,7 @@ let package = Package(
         // Runs the built `voicepipe` binary; depending on the executable makes `swift test` build it.
         // CSndFile names the formats of the libsndfile-written fixtures.
         .testTarget(name: "VoicePipeCLITests", dependencies: ["voicepipe", "voicepipe-load", "sample-capture-tone", "sample-convert-file", "sample-session-file", "sample-decode-reply", "VoicePipeIO", "VoicePipeCore", "VoicePipeTestSupport", "CSndFile"]),
-    ]
+    ],
+    // The WebRTC shim's C++ (the library's 0.3 headers need C++11).
+    cxxLanguageStandard: .cxx14
 )

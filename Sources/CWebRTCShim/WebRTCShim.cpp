@@ -1,0 +1,135 @@
+// The C interface of CWebRTCShim.h over webrtc::AudioProcessing (0.3). No exception leaves this
+// file: allocation uses nothrow new, and the library reports failures through return codes.
+#include "CWebRTCShim.h"
+
+#include <new>
+
+// The defines of webrtc-audio-processing.pc: SwiftPM passes only a package's -I flags from
+// pkg-config (it drops -D with a "prohibited flag(s)" warning), so they are restated here.
+#ifndef WEBRTC_POSIX
+#define WEBRTC_POSIX
+#endif
+#ifndef WEBRTC_AUDIO_PROCESSING_ONLY_BUILD
+#define WEBRTC_AUDIO_PROCESSING_ONLY_BUILD
+#endif
+#include <webrtc/modules/audio_processing/include/audio_processing.h>
+
+struct VPWebRTCProcessor {
+    webrtc::AudioProcessing *apm;
+    webrtc::StreamConfig stream;
+};
+
+namespace {
+
+webrtc::EchoCancellation::SuppressionLevel suppressionLevel(int level) {
+    switch (level) {
+    case 0: return webrtc::EchoCancellation::kLowSuppression;
+    case 1: return webrtc::EchoCancellation::kModerateSuppression;
+    default: return webrtc::EchoCancellation::kHighSuppression;
+    }
+}
+
+webrtc::NoiseSuppression::Level noiseLevel(int level) {
+    switch (level) {
+    case 0: return webrtc::NoiseSuppression::kLow;
+    case 1: return webrtc::NoiseSuppression::kModerate;
+    case 2: return webrtc::NoiseSuppression::kHigh;
+    default: return webrtc::NoiseSuppression::kVeryHigh;
+    }
+}
+
+int configure(webrtc::AudioProcessing *apm, const VPWebRTCConfig *config, VPWebRTCStep *step) {
+    int status;
+    *step = VPWebRTCStepHighPassFilter;
+    if ((status = apm->high_pass_filter()->Enable(config->high_pass_filter != 0)) != 0) return status;
+    *step = VPWebRTCStepDriftCompensation;
+    if ((status = apm->echo_cancellation()->enable_drift_compensation(false)) != 0) return status;
+    *step = VPWebRTCStepSuppressionLevel;
+    if ((status = apm->echo_cancellation()->set_suppression_level(suppressionLevel(config->suppression_level))) != 0) return status;
+    *step = VPWebRTCStepEchoCancellation;
+    if ((status = apm->echo_cancellation()->Enable(true)) != 0) return status;
+    *step = VPWebRTCStepNoiseSuppression;
+    if ((status = apm->noise_suppression()->set_level(noiseLevel(config->noise_suppression_level))) != 0) return status;
+    if ((status = apm->noise_suppression()->Enable(config->noise_suppression != 0)) != 0) return status;
+    *step = VPWebRTCStepGainControl;
+    if ((status = apm->gain_control()->set_mode(webrtc::GainControl::kAdaptiveDigital)) != 0) return status;
+    if ((status = apm->gain_control()->Enable(config->gain_control != 0)) != 0) return status;
+    *step = VPWebRTCStepNone;
+    return 0;
+}
+
+}  // namespace
+
+extern "C" int vp_webrtc_create(const VPWebRTCConfig *config, VPWebRTCProcessor **out, VPWebRTCStep *failed_step) {
+    *out = nullptr;
+    *failed_step = VPWebRTCStepCreate;
+    auto *extended = new (std::nothrow) webrtc::ExtendedFilter(config->extended_filter != 0);
+    auto *agnostic = new (std::nothrow) webrtc::DelayAgnostic(config->delay_agnostic != 0);
+    // The experimental AGC is on by default in 0.3 and drives an analogue volume we do not have.
+    auto *experimentalAgc = new (std::nothrow) webrtc::ExperimentalAgc(false);
+    if (extended == nullptr || agnostic == nullptr || experimentalAgc == nullptr) {
+        delete extended;
+        delete agnostic;
+        delete experimentalAgc;
+        return webrtc::AudioProcessing::kCreationFailedError;
+    }
+    webrtc::Config settings;
+    settings.Set<webrtc::ExtendedFilter>(extended);
+    settings.Set<webrtc::DelayAgnostic>(agnostic);
+    settings.Set<webrtc::ExperimentalAgc>(experimentalAgc);
+    webrtc::AudioProcessing *apm = webrtc::AudioProcessing::Create(settings);
+    if (apm == nullptr) return webrtc::AudioProcessing::kCreationFailedError;
+
+    webrtc::StreamConfig stream(config->sample_rate_hz, 1, false);
+    webrtc::ProcessingConfig processing;
+    processing.input_stream() = stream;
+    processing.output_stream() = stream;
+    processing.reverse_input_stream() = stream;
+    processing.reverse_output_stream() = stream;
+    *failed_step = VPWebRTCStepInitialize;
+    int status = apm->Initialize(processing);
+    if (status == 0) status = configure(apm, config, failed_step);
+    if (status != 0) {
+        delete apm;
+        return status;
+    }
+    VPWebRTCProcessor *processor = new (std::nothrow) VPWebRTCProcessor{apm, stream};
+    if (processor == nullptr) {
+        delete apm;
+        *failed_step = VPWebRTCStepCreate;
+        return webrtc::AudioProcessing::kCreationFailedError;
+    }
+    *failed_step = VPWebRTCStepNone;
+    *out = processor;
+    return 0;
+}
+
+extern "C" void vp_webrtc_destroy(VPWebRTCProcessor *processor) {
+    if (processor == nullptr) return;
+    delete processor->apm;
+    delete processor;
+}
+
+extern "C" int vp_webrtc_process_reverse(VPWebRTCProcessor *processor, const float *far, int frames) {
+    if (static_cast<size_t>(frames) != processor->stream.num_frames()) return webrtc::AudioProcessing::kBadDataLengthError;
+    const float *source[1] = {far};
+    // The reverse output is unused without intelligibility enhancement, but the API wants one.
+    float scratch[480];
+    float *destination[1] = {scratch};
+    return processor->apm->ProcessReverseStream(source, processor->stream, processor->stream, destination);
+}
+
+extern "C" int vp_webrtc_set_stream_delay(VPWebRTCProcessor *processor, int milliseconds) {
+    return processor->apm->set_stream_delay_ms(milliseconds);
+}
+
+extern "C" int vp_webrtc_process(VPWebRTCProcessor *processor, const float *near, float *output, int frames) {
+    if (static_cast<size_t>(frames) != processor->stream.num_frames()) return webrtc::AudioProcessing::kBadDataLengthError;
+    const float *source[1] = {near};
+    float *destination[1] = {output};
+    return processor->apm->ProcessStream(source, processor->stream, processor->stream, destination);
+}
+
+extern "C" int vp_webrtc_reset(VPWebRTCProcessor *processor) {
+    return processor->apm->Initialize();
+}

@@ -1,0 +1,147 @@
+import CSpeexDSP
+import VoicePipeCore
+
+/// speexdsp's echo canceller (a multidelay block frequency-domain filter) followed by its
+/// preprocessor, which suppresses the residual echo the filter leaves and, as the options say,
+/// noise and gain; one instance owns one `SpeexEchoState` and one `SpeexPreprocessState`.
+///
+/// ```
+///  near Float ─▶ Int16 ─┐
+///                       ├─▶ speex_echo_cancellation ─▶ speex_preprocess_run ─▶ Int16 ─▶ Float output
+///  far  Float ─▶ Int16 ─┘      (filter: options' length)   (residual echo, NS, AGC)
+/// ```
+/// speexdsp works on Int16: Float→Int16 scales by 32768, rounds to nearest-even and saturates;
+/// Int16→Float is x/32768. The three Int16 blocks are allocated once, in `init`.
+public final class SpeexEchoCanceller: EchoCanceller {
+    public let name = "speex"
+    /// The options it was built with.
+    public let options: EchoControlOptions
+    /// Whether the preprocessor suppresses the residual echo (off: the linear filter alone).
+    public let residualEchoSuppression: Bool
+    private let echo: OpaquePointer
+    private var preprocessor: OpaquePointer?
+    private let near16: UnsafeMutablePointer<Int16>
+    private let far16: UnsafeMutablePointer<Int16>
+    private let out16: UnsafeMutablePointer<Int16>
+
+    /// Creates the canceller for 16 kHz mono 10 ms blocks.
+    /// - Parameters:
+    ///   - options: noise suppression, gain control, suppression level and filter length.
+    ///   - residualEchoSuppression: run the preprocessor's residual echo suppressor (default on);
+    ///     with it and noise suppression and gain control all off, no preprocessor runs.
+    /// - Throws: ``EchoControlError/filterLengthOutOfRange(milliseconds:)``,
+    ///   ``EchoControlError/backendUnavailable(backend:reason:)`` when speexdsp cannot create its
+    ///   state, ``EchoControlError/configurationRefused(backend:setting:code:)`` for a setting it refuses.
+    public init(options: EchoControlOptions = EchoControlOptions(), residualEchoSuppression: Bool = true) throws(EchoControlError) {
+        let options = try options.validated()
+        let frames = Int32(EchoBlock.frameCount)
+        let taps = Int32(options.filterLengthMilliseconds * EchoBlock.frameCount / EchoBlock.milliseconds)
+        guard let echo = speex_echo_state_init(frames, taps) else {
+            throw .backendUnavailable(backend: "speex", reason: "speex_echo_state_init could not create its state for a \(options.filterLengthMilliseconds) ms filter")
+        }
+        var rate = Int32(EchoBlock.sampleRate.hertz)
+        let status = speex_echo_ctl(echo, SPEEX_ECHO_SET_SAMPLING_RATE, &rate)
+        guard status == 0 else {
+            speex_echo_state_destroy(echo)
+            throw .configurationRefused(backend: "speex", setting: "sampling rate", code: status)
+        }
+        let preprocessor: OpaquePointer?
+        do throws(EchoControlError) {
+            preprocessor = try Self.makePreprocessor(echo: echo, options: options, residualEchoSuppression: residualEchoSuppression)
+        } catch {
+            speex_echo_state_destroy(echo)
+            throw error
+        }
+        self.preprocessor = preprocessor
+        self.options = options
+        self.residualEchoSuppression = residualEchoSuppression
+        self.echo = echo
+        near16 = .allocate(capacity: EchoBlock.frameCount)
+        far16 = .allocate(capacity: EchoBlock.frameCount)
+        out16 = .allocate(capacity: EchoBlock.frameCount)
+    }
+
+    deinit {
+        if let preprocessor { speex_preprocess_state_destroy(preprocessor) }
+        speex_echo_state_destroy(echo)
+        near16.deallocate()
+        far16.deallocate()
+        out16.deallocate()
+    }
+
+    public func process(near: UnsafeBufferPointer<Float>, far: UnsafeBufferPointer<Float>, into output: UnsafeMutableBufferPointer<Float>) throws(EchoControlError) {
+        try checkBlock(near: near, far: far, output: output)
+        for i in 0..<EchoBlock.frameCount {
+            near16[i] = Self.int16(near[i])
+            far16[i] = Self.int16(far[i])
+        }
+        speex_echo_cancellation(echo, near16, far16, out16)
+        if let preprocessor { _ = speex_preprocess_run(preprocessor, out16) }
+        for i in 0..<EchoBlock.frameCount {
+            output[i] = Float(out16[i]) / 32768
+        }
+    }
+
+    public func reset() {
+        speex_echo_state_reset(echo)
+        // A fresh preprocessor forgets the noise and echo estimates; the old one stays if speexdsp
+        // cannot make another (it only fails when memory runs out).
+        if let fresh = try? Self.makePreprocessor(echo: echo, options: options, residualEchoSuppression: residualEchoSuppression) {
+            if let preprocessor { speex_preprocess_state_destroy(preprocessor) }
+            preprocessor = fresh
+        }
+    }
+
+    /// Float → Int16 as the package converts: ×32768, nearest-even, saturating (NaN gives 0).
+    @inline(__always)
+    private static func int16(_ x: Float) -> Int16 {
+        let scaled = (x * 32768).rounded(.toNearestOrEven)
+        guard scaled == scaled else { return 0 }
+        return Int16(max(-32768, min(32767, scaled)))
+    }
+
+    /// The preprocessor for the options, or nil when it would do nothing.
+    private static func makePreprocessor(echo: OpaquePointer, options: EchoControlOptions, residualEchoSuppression: Bool) throws(EchoControlError) -> OpaquePointer? {
+        guard residualEchoSuppression || options.noiseSuppression || options.gainControl else { return nil }
+        guard let state = speex_preprocess_state_init(Int32(EchoBlock.frameCount), Int32(EchoBlock.sampleRate.hertz)) else {
+            throw .backendUnavailable(backend: "speex", reason: "speex_preprocess_state_init could not create its state")
+        }
+        let (suppress, suppressActive) = residualEchoSuppression ? echoSuppression(options.suppression) : (0, 0)
+        // The preprocessor applies its spectral gains (residual echo included) only with its
+        // denoiser on, so residual echo suppression without noise suppression runs the denoiser
+        // with a noise attenuation of 0 dB.
+        let settings: [(String, Int32, Int32)] = [
+            ("noise suppression", SPEEX_PREPROCESS_SET_DENOISE, options.noiseSuppression || residualEchoSuppression ? 1 : 0),
+            ("noise attenuation", SPEEX_PREPROCESS_SET_NOISE_SUPPRESS, options.noiseSuppression ? -15 : 0),
+            ("gain control", SPEEX_PREPROCESS_SET_AGC, options.gainControl ? 1 : 0),
+            ("residual echo suppression", SPEEX_PREPROCESS_SET_ECHO_SUPPRESS, suppress),
+            ("residual echo suppression during near-end speech", SPEEX_PREPROCESS_SET_ECHO_SUPPRESS_ACTIVE, suppressActive),
+        ]
+        for (setting, request, value) in settings {
+            var value = value
+            let status = speex_preprocess_ctl(state, request, &value)
+            guard status == 0 else {
+                speex_preprocess_state_destroy(state)
+                throw .configurationRefused(backend: "speex", setting: setting, code: status)
+            }
+        }
+        if residualEchoSuppression {
+            let status = speex_preprocess_ctl(state, SPEEX_PREPROCESS_SET_ECHO_STATE, UnsafeMutableRawPointer(echo))
+            guard status == 0 else {
+                speex_preprocess_state_destroy(state)
+                throw .configurationRefused(backend: "speex", setting: "echo state", code: status)
+            }
+        }
+        return state
+    }
+
+    /// The residual echo suppression (dB, negative) in far-end single talk and during near-end
+    /// speech; `high` is speexdsp's own default (−40 / −15 dB).
+    private static func echoSuppression(_ level: EchoSuppressionLevel) -> (Int32, Int32) {
+        switch level {
+        case .low: (-20, -5)
+        case .moderate: (-30, -10)
+        case .high: (-40, -15)
+        }
+    }
+}
