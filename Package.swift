@@ -33,11 +33,12 @@ let package = Package(
         .systemLibrary(name: "CWebSockets", pkgConfig: "libwebsockets", providers: [.apt(["libwebsockets-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // Echo control: speexdsp's canceller and preprocessor (C), and WebRTC's audio processing
-        // module 0.3 (C++), whose header path, defines and library come from pkg-config through
-        // CWebRTCAudioProcessing into CWebRTCShim, the C interface Swift calls.
+        // module 0.3 (C++) behind CWebRTCShim, the C interface Swift calls. The shim reaches the
+        // library's headers through include/webrtc, a link to where Debian's
+        // libwebrtc-audio-processing-dev puts them: their pkg-config file also carries -D flags,
+        // which SwiftPM refuses with a warning on every build, and the shim restates those.
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
-        .systemLibrary(name: "CWebRTCAudioProcessing", pkgConfig: "webrtc-audio-processing", providers: [.apt(["libwebrtc-audio-processing-dev"])]),
-        .target(name: "CWebRTCShim", dependencies: ["CWebRTCAudioProcessing"]),
+        .target(name: "CWebRTCShim", linkerSettings: [.linkedLibrary("webrtc_audio_processing")]),
 
         // Resampler and conversion inner loops for AVX2 + FMA (per-function target attributes),
         // their plain C references, and the CPU check that chooses them. Pure computation.
