@@ -4,8 +4,8 @@
 
 #include <new>
 
-// The defines of webrtc-audio-processing.pc: SwiftPM passes only a package's -I flags from
-// pkg-config (it drops -D with a "prohibited flag(s)" warning), so they are restated here.
+// The defines of webrtc-audio-processing.pc, restated: the shim finds the headers through
+// include/webrtc rather than pkg-config, whose -D flags SwiftPM refuses with a warning.
 #ifndef WEBRTC_POSIX
 #define WEBRTC_POSIX
 #endif
