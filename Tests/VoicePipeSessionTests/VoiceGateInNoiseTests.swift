@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import VoicePipeCore
 import VoicePipeSession
@@ -136,16 +137,55 @@ struct VoiceGateInNoiseTests {
         #expect(Self.isRight(Self.turns(scene, VoiceGateOptions()), for: scene))
     }
 
-    /// In a quiet room (white noise 50 dB below the speech, and never above −70 dBFS) the adaptive
-    /// gate opens and closes on exactly the frames the fixed one does.
+    /// In a quiet room (white noise peaking at −62 dBFS, 16 dB under the close threshold, where
+    /// noise cannot hold the fixed gate open) the adaptive gate opens and closes on exactly the
+    /// frames the fixed one does.
     @Test(arguments: VoiceGateInNoiseTests.levels)
     func aQuietRoomGivesExactlyTheFixedGatesTurns(speechDBFS: Double) {
         let length = Self.scene(.brown, speechDBFS: speechDBFS, noiseDBFS: -200).samples.count
-        let hiss = Signals.noise(amplitude: Signals.amplitude(dBFS: min(-70, speechDBFS - 50)) * 1.732, frames: length, seed: 21)
+        let hiss = Signals.noise(amplitude: Signals.amplitude(dBFS: -62), frames: length, seed: 21)
         var scene = Self.scene(.brown, speechDBFS: speechDBFS, noiseDBFS: -200)
         scene.samples = Signals.int16(zip(scene.samples, hiss).map { Double($0) / 32_768 + $1 })
         #expect(Self.turns(scene, VoiceGateOptions()) == Self.turns(scene, .fixed))
         #expect(Self.isRight(Self.turns(scene, .fixed), for: scene))
+    }
+
+    /// The load run's generated speech (voiced bursts over room noise peaking at −66 dBFS): the
+    /// adaptive gate makes exactly the fixed gate's changes, frame for frame, over five minutes.
+    @Test func theLoadRunsSpeechGetsExactlyTheFixedGatesChanges() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("voicepipe-gate-\(UUID().uuidString).wav").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        _ = try LoadAudio.write(path: path, seconds: 300)
+        let samples = try AudioFiles.read(path, as: Int16.self).samples
+        var fixed = VoiceGate(options: .fixed)
+        var adaptive = VoiceGate()
+        var fixedChanges = [VoiceGate.Change]()
+        var adaptiveChanges = [VoiceGate.Change]()
+        for start in stride(from: 0, to: samples.count, by: Self.frame) {
+            let frame = samples[start..<min(start + Self.frame, samples.count)]
+            let peak = frame.map { abs(Int($0)) }.max() ?? 0
+            let level = PeakLevel(peak: peak, floatPeak: Float(peak) / 32_768)
+            if let change = fixed.process(frame, level: level, sampleRate: 16_000) { fixedChanges.append(change) }
+            if let change = adaptive.process(frame, level: level, sampleRate: 16_000) { adaptiveChanges.append(change) }
+        }
+        #expect(fixedChanges.count > 100)
+        #expect(adaptiveChanges == fixedChanges)
+    }
+
+    /// A noise that starts loud enough to open the gate (the car starts: brown noise at −30 dBFS
+    /// after 2 s of quiet) is learnt once the turn outlasts `learnInTurnsAfter`: the gate closes
+    /// within that plus a floor window and the hang-over, and stays shut; the fixed gate never closes.
+    @Test func aNoiseThatOpensTheGateIsLearntAndTheGateCloses() {
+        let quiet = [Double](repeating: 0, count: 2 * Self.rate)
+        let noise = Signals.brownNoise(rms: Signals.amplitude(dBFS: -30), frames: 30 * Self.rate, seed: 5)
+        let scene = Scene(samples: Signals.int16(quiet + noise), utterances: [])
+        let adaptive = Self.turns(scene, VoiceGateOptions())
+        #expect(adaptive.count == 1, "\(adaptive)")
+        // Both open on the frame the noise starts in (the one that begins 256 samples before 2 s).
+        let onset = 2 * Self.rate / Self.frame * Self.frame
+        let closedBy = 2 * Self.rate + Int(15.5 * Double(Self.rate))
+        #expect(adaptive.first.map { $0.lowerBound == onset && $0.upperBound < closedBy } == true, "\(adaptive)")
+        #expect(Self.turns(scene, .fixed) == [onset..<scene.samples.count])
     }
 
     @Test func theBundledUtterancesLoad() {

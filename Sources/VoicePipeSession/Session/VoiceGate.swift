@@ -40,15 +40,25 @@ public struct NoiseAdaptation: Sendable, Hashable {
     public var floorWindow: Duration
     /// Which fraction of the window's frames lies below the floor (``NoiseFloorTracker``).
     public var floorPercentile: Double
-    /// A floor below this is no room noise but digital silence, dither or a synthetic signal:
-    /// there the gate does not adapt and the fixed thresholds alone decide.
+    /// Frames that hold a turn open are kept out of the floor until the turn has lasted this
+    /// long; after it they count too, so a noise that started loud enough to open the gate is
+    /// learnt and the gate closes. Well past a turn of speech, short pauses included.
+    public var learnInTurnsAfter: Duration
+    /// The gate adapts only once the noise's frame peaks (their floor, tracked like the level's)
+    /// come within this of the close threshold: quieter noise cannot hold the fixed gate open, so
+    /// there the fixed thresholds alone decide, exactly as without adaptation.
+    public var noisePeakMarginDB: Double
+    /// A speech-band floor below this is no room noise but digital silence, dither or a synthetic
+    /// signal: there too the fixed thresholds alone decide.
     public var quietestFloorDBFS: Double
 
-    public init(openMarginDB: Double = 12, closeMarginDB: Double = 9, floorWindow: Duration = .seconds(3), floorPercentile: Double = 0.1, quietestFloorDBFS: Double = -90) {
+    public init(openMarginDB: Double = 12, closeMarginDB: Double = 9, floorWindow: Duration = .seconds(3), floorPercentile: Double = 0.1, learnInTurnsAfter: Duration = .seconds(10), noisePeakMarginDB: Double = 12, quietestFloorDBFS: Double = -90) {
         self.openMarginDB = openMarginDB
         self.closeMarginDB = closeMarginDB
         self.floorWindow = floorWindow
         self.floorPercentile = floorPercentile
+        self.learnInTurnsAfter = learnInTurnsAfter
+        self.noisePeakMarginDB = noisePeakMarginDB
         self.quietestFloorDBFS = quietestFloorDBFS
     }
 }
@@ -61,7 +71,8 @@ public struct NoiseAdaptation: Sendable, Hashable {
 ///         └─ speech-band RMS ─┬───────────────▶ ≥ floor + open / close margin ───┴─ both ─▶ voice
 ///                             └▶ noise floor (10th percentile of the last 3 s)
 /// ```
-/// A frame counts as voice only when both hold, so in a quiet room (floor far below speech) the
+/// A frame counts as voice only when both hold, and the floor comes into it only once noise
+/// peaks within ``NoiseAdaptation/noisePeakMarginDB`` of the close threshold: in a quiet room the
 /// gate is exactly the fixed one, and in a noisy one the floor sets the bar. Fed only a peak
 /// (``process(_:duration:)``), the gate uses the fixed thresholds alone.
 ///
@@ -92,6 +103,7 @@ public struct VoiceGate: Sendable, Hashable {
     public private(set) var speechBandDBFS = -Double.infinity
     private var meter = SpeechBandMeter()
     private var floor: NoiseFloorTracker
+    private var peakFloor: NoiseFloorTracker
 
     /// The noise floor the gate measures against, in speech-band dBFS: +∞ before any frame with
     /// samples, −∞ after digital silence.
@@ -100,11 +112,15 @@ public struct VoiceGate: Sendable, Hashable {
     public init(options: VoiceGateOptions = VoiceGateOptions()) {
         self.options = options
         floor = NoiseFloorTracker(window: options.noise?.floorWindow ?? .seconds(3), percentile: options.noise?.floorPercentile ?? 0.1)
+        peakFloor = floor
     }
 
     /// Takes one frame's samples and peak; returns the change it caused, if any. With
     /// ``VoiceGateOptions/noise`` set, the samples' speech-band level is measured against the
-    /// noise floor they also update; without, only the peak counts.
+    /// noise floor; the floor learns from every frame except those that hold an open turn open
+    /// (so a long utterance does not become the floor), and from those too once the turn has
+    /// lasted ``NoiseAdaptation/learnInTurnsAfter`` (so a noise that starts loud enough to open
+    /// the gate is learnt and the gate closes). Without it, only the peak counts.
     /// - Parameters:
     ///   - samples: the frame (as sent), whose count and `sampleRate` give its duration.
     ///   - level: the frame's peak, from the converter.
@@ -112,11 +128,24 @@ public struct VoiceGate: Sendable, Hashable {
     public mutating func process<S: Collection>(_ samples: S, level: PeakLevel, sampleRate: SampleRate) -> Change? where S.Element == Int16 {
         let duration = sampleRate.duration(ofFrames: samples.count)
         guard let noise = options.noise else { return decide(level, duration: duration, margin: nil) }
+        let peakDBFS = level.isDigitalSilence ? -Double.infinity : level.dBFS
         speechBandDBFS = meter.measure(samples, sampleRate: sampleRate)
-        floor.observe(speechBandDBFS, duration: duration)
-        guard floor.floorDBFS >= noise.quietestFloorDBFS else { return decide(level, duration: duration, margin: nil) }
+        let holdsTurn = isOpen && audioTime - speechStart < noise.learnInTurnsAfter
+            && !level.isDigitalSilence && peakDBFS >= options.closeThresholdDBFS && margin(noise)?.keep ?? true
+        if !holdsTurn {
+            floor.observe(speechBandDBFS, duration: duration)
+            peakFloor.observe(peakDBFS, duration: duration)
+        }
+        return decide(level, duration: duration, margin: margin(noise))
+    }
+
+    /// Whether the last frame's speech-band level clears the open and keep margins over the
+    /// floor; nil while the floor says the room is quiet (the fixed thresholds alone decide).
+    private func margin(_ noise: NoiseAdaptation) -> (open: Bool, keep: Bool)? {
+        guard floor.floorDBFS >= noise.quietestFloorDBFS,
+              peakFloor.floorDBFS >= options.closeThresholdDBFS - noise.noisePeakMarginDB else { return nil }
         let aboveFloor = speechBandDBFS - floor.floorDBFS
-        return decide(level, duration: duration, margin: (open: aboveFloor >= noise.openMarginDB, keep: aboveFloor >= noise.closeMarginDB))
+        return (open: aboveFloor >= noise.openMarginDB, keep: aboveFloor >= noise.closeMarginDB)
     }
 
     /// Takes one frame's peak and duration; returns the change it caused, if any. The fixed
