@@ -208,7 +208,7 @@ public struct SessionMachine: Sendable {
             fail(failure, closing: true, leaving: (live, phase), at: now, &actions)
             return scheduling(&actions)
         }
-        switch live.gate.process(frame.level, duration: .samples(frame.samples.count, at: configuration.captureSampleRate)) {
+        switch live.gate.process(frame.samples, level: frame.level, sampleRate: configuration.captureSampleRate) {
         case .opened:
             if live.openTurn == nil { live.openTurn = ledger.beginTurn(.voice, at: now) }
             if case .ready = phase { Self.move(&phase, to: .talking, &actions) }

@@ -1,0 +1,79 @@
+import Testing
+import VoicePipeCore
+import VoicePipeSession
+import VoicePipeTestSupport
+
+/// The speech-band meter and the noise-floor tracker the adaptive voice gate stands on.
+struct NoiseFloorTests {
+    static func measure(_ samples: [Double], frame: Int = 512) -> [Double] {
+        var meter = SpeechBandMeter()
+        let int16 = Signals.int16(samples)
+        return stride(from: 0, to: int16.count, by: frame).map { start in
+            meter.measure(int16[start..<min(start + frame, int16.count)], sampleRate: 16_000)
+        }
+    }
+
+    @Test func aToneInTheSpeechBandReadsItsRMS() {
+        // A sine of peak −20 dBFS has an RMS of −23.01 dBFS; past the filters' settling, 1 kHz is
+        // in the pass band.
+        let levels = Self.measure(Signals.sine(frequency: 1_000, amplitude: Signals.amplitude(dBFS: -20), sampleRate: 16_000, frames: 16_000))
+        for level in levels.dropFirst(2) { #expect(abs(level - -23.01) < 0.2, "\(level)") }
+    }
+
+    @Test func rumbleBelowTheBandIsThirtyDecibelsDown() {
+        let levels = Self.measure(Signals.sine(frequency: 50, amplitude: Signals.amplitude(dBFS: -20), sampleRate: 16_000, frames: 16_000))
+        for level in levels.dropFirst(4) { #expect(level < -23.01 - 30, "\(level)") }
+    }
+
+    @Test func theLevelDoesNotDependOnHowTheSignalIsCutIntoFrames() {
+        let signal = Signals.int16(Signals.pinkNoise(rms: 0.05, frames: 4_096, seed: 3))
+        var whole = SpeechBandMeter()
+        let one = whole.measure(signal, sampleRate: 16_000)
+        var pieces = SpeechBandMeter()
+        var squares = 0.0
+        for start in stride(from: 0, to: signal.count, by: 512) {
+            let level = pieces.measure(signal[start..<start + 512], sampleRate: 16_000)
+            squares += Elementary.exp(level / 10 * Elementary.log(10)) * 512
+        }
+        #expect(abs(10 * Elementary.log10(squares / 4_096) - one) < 1e-9)
+    }
+
+    @Test func silenceAndEmptyFramesReadMinusInfinity() {
+        var meter = SpeechBandMeter()
+        #expect(meter.measure([Int16](repeating: 0, count: 512), sampleRate: 16_000) == -.infinity)
+        #expect(meter.measure([Int16](), sampleRate: 16_000) == -.infinity)
+    }
+
+    @Test func theFloorIsTheTenthPercentileOfTheWindow() {
+        var tracker = NoiseFloorTracker(window: .seconds(1), percentile: 0.1)
+        #expect(tracker.floorDBFS == .infinity)
+        // Ten 100 ms frames at −50 … −41 dBFS: index ⌊9 · 0.1⌋ = 0 of the sorted window.
+        for k in 0..<10 { tracker.observe(-50 + Double(k), duration: .milliseconds(100)) }
+        #expect(tracker.floorDBFS == -50)
+        // The next frame pushes −50 out of the window.
+        tracker.observe(-30, duration: .milliseconds(100))
+        #expect(tracker.floorDBFS == -49)
+        tracker.observe(.nan, duration: .milliseconds(100))
+        #expect(tracker.floorDBFS == -49)
+    }
+
+    @Test func theFloorFallsWithinAFractionOfTheWindowAndRisesOnlyWhenNearlyAllOfItIsLouder() {
+        var tracker = NoiseFloorTracker(window: .seconds(3), percentile: 0.1)
+        for _ in 0..<94 { tracker.observe(-50, duration: .milliseconds(32)) }
+        #expect(tracker.floorDBFS == -50)
+        var frames = 0
+        while tracker.floorDBFS == -50 {
+            tracker.observe(-70, duration: .milliseconds(32))
+            frames += 1
+        }
+        // A quieter room shows after 10 % of the window (94 frames of 32 ms).
+        #expect(frames == 10 && tracker.floorDBFS == -70, "\(frames)")
+        frames = 0
+        while tracker.floorDBFS == -70 {
+            tracker.observe(-40, duration: .milliseconds(32))
+            frames += 1
+        }
+        // A louder one only once the quieter frames are under 10 % of the window.
+        #expect(frames == 85 && tracker.floorDBFS == -40, "\(frames)")
+    }
+}
