@@ -13,7 +13,8 @@ let package = Package(
     targets: [
         // Peer resamplers, reached through pkg-config; `providers` names the Debian package.
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
-        .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
+        // speexdsp under a name that does not clash with the root package's `CSpeexDSP` (its echo canceller).
+        .systemLibrary(name: "CBenchSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         // libsamplerate again, under a name that does not clash with the root package's `CSampleRate`.
         .systemLibrary(name: "CBenchSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
         // The root package's allocation counter (it interposes malloc, so the root offers it as no
@@ -32,7 +33,7 @@ let package = Package(
                 // Signal generators and tone fits: the tests' own maths.
                 .product(name: "VoicePipeTestSupport", package: "VoicePipe"),
                 .product(name: "VoicePipeSession", package: "VoicePipe"),
-                "CSoxr", "CSpeexDSP", "CBenchSampleRate", "CBenchAllocationCounter", "CBenchMalloc", "CBenchFMAPeak",
+                "CSoxr", "CBenchSpeexDSP", "CBenchSampleRate", "CBenchAllocationCounter", "CBenchMalloc", "CBenchFMAPeak",
             ],
             // Swift 6 mode rejects plain references to C globals (stdout, stderr) and top-level
             // benchmark state; the benchmark is single-threaded, so language mode 5 is enough.

@@ -1,6 +1,6 @@
 import CBenchSampleRate
 import CSoxr
-import CSpeexDSP
+import CBenchSpeexDSP
 import VoicePipeCore
 import VoicePipeIO
 

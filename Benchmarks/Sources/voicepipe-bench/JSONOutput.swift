@@ -30,6 +30,8 @@ struct RunResults: Codable {
     var quality: QualityResults?
     var jsonDecode: [JSONDecodeRow] = []
     var hostileJSON: [HostileJSONGrowthRow] = []
+    /// The capture path's echo stage with each backend.
+    var echoStage: [EchoStageRow] = []
     /// Wall seconds of each section and of the whole run.
     var sectionSeconds: [String: Double] = [:]
     var totalSeconds: Double = 0

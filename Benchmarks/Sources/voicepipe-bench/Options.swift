@@ -32,7 +32,8 @@ struct Options {
     Benchmark names: throughput/<C1|C2|C3|P1>/<10|20|100>ms/<contender>, kernel/<kernel>/<variant>,
     e2e/voicepipe-vs-sox, quality/<workload>/<contender>, response/C1/<contender>,
     json-decode/<string-line|60000-unknown-fields>,
-    json-hostile/<keys|array|escapes|fraction-digits|integer-digits|nesting> (each at n and 10n).
+    json-hostile/<keys|array|escapes|fraction-digits|integer-digits|nesting> (each at n and 10n),
+    echo/<webrtc|webrtc+ns|speex|speex+res|speex+res+ns|pass-through>.
     Install the peers first: Benchmarks/scripts/install-peers.
     """
 

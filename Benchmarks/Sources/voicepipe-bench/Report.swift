@@ -38,6 +38,7 @@ enum Report {
         if let q = r.quality, !q.rows.isEmpty { quality(q, &out) }
         if !r.jsonDecode.isEmpty { jsonDecode(r.jsonDecode, &out) }
         if !r.hostileJSON.isEmpty { hostileJSONGrowth(r.hostileJSON, &out) }
+        if !r.echoStage.isEmpty { EchoStageBenchmark.table(r.echoStage, &out) }
         if !plots.isEmpty {
             line("## Plots")
             line()

@@ -96,8 +96,15 @@ section("hostile json") {
     results.hostileJSON = benchmark.rows()
 }
 
+section("echo stage") {
+    let benchmark = EchoStageBenchmark(filter: options.selects)
+    guard !benchmark.cases.isEmpty else { return }
+    benchmark.run(schedule, progress: progress)
+    results.echoStage = benchmark.rows()
+}
+
 if results.throughput.isEmpty && results.kernels.isEmpty && results.endToEnd == nil && results.quality == nil && results.jsonDecode.isEmpty
-    && results.hostileJSON.isEmpty {
+    && results.hostileJSON.isEmpty && results.echoStage.isEmpty {
     fputs("voicepipe-bench: no benchmark name contains '\(options.filter ?? "")' (see --help for the names)\n", stderr)
     exit(64)
 }
