@@ -1,4 +1,5 @@
 import Foundation
+import VoicePipeCore
 
 /// Exact test signals: tones, band-limited pulses, sweeps and reproducible noise.
 public enum Signals {
@@ -97,17 +98,11 @@ public enum Signals {
     }
 }
 
-/// SplitMix64: a tiny, fast, reproducible generator for test noise and random cuts.
-public struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    public init(seed: UInt64) { state = seed }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+/// SplitMix64: a tiny, fast, reproducible generator for test noise and random cuts (the room
+/// simulator's generator, under the name the tests know).
+public typealias SplitMix64 = RoomRandom
+
+extension RoomRandom {
     /// A double in [0, 1).
-    public mutating func nextUnit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+    public mutating func nextUnit() -> Double { unit() }
 }

@@ -75,6 +75,14 @@ struct VoiceSessionTests {
         }
     }
 
+    /// A text-only session that types "hello", on a manual clock, and the runtime end of its transport.
+    static func textSession() -> (VoiceSession, InMemoryTransport) {
+        let (client, runtime) = InMemoryTransport.pair()
+        let session = VoiceSession(options: options(texts: ["hello"]), transport: client, clock: ManualSessionClock(),
+                                   capture: .none, output: DiscardedReplyOutput())
+        return (session, runtime)
+    }
+
     @Test func runFromAsyncCodeReturnsTheReportOfACleanSessionWithTheBlockingDriversTurnsAndTexts() async throws {
         let texts = ["what is my tyre pressure?", "is my battery ok?"]
         let runtime = EmbeddedRuntime(options: EmbeddedRuntimeOptions(pacing: .unpaced))
@@ -128,9 +136,7 @@ struct VoiceSessionTests {
     }
 
     @Test func cancellingTheTaskThatAwaitsRunSendsSessionEndAndTheSessionEndsCleanly() async throws {
-        let (client, runtime) = InMemoryTransport.pair()
-        let session = VoiceSession(options: Self.options(texts: ["hello"]), transport: client, clock: ManualSessionClock(),
-                                   capture: .none, output: DiscardedReplyOutput())
+        let (session, runtime) = Self.textSession()
         var updates = session.events.makeAsyncIterator()
         let running = Task { await Self.outcome(of: session) }
         // Waiting for the reply to "hello" (its timer does not run on the manual clock).
@@ -151,9 +157,7 @@ struct VoiceSessionTests {
     }
 
     @Test func runInATaskCancelledBeforeItStartsAbandonsTheConnectionAndKeepsTheTypedText() async throws {
-        let (client, runtime) = InMemoryTransport.pair()
-        let session = VoiceSession(options: Self.options(texts: ["hello"]), transport: client, clock: ManualSessionClock(),
-                                   capture: .none, output: DiscardedReplyOutput())
+        let (session, runtime) = Self.textSession()
         let running = Task {
             withUnsafeCurrentTask { $0?.cancel() }
             return await Self.outcome(of: session)
@@ -172,9 +176,7 @@ struct VoiceSessionTests {
     }
 
     @Test func aRuntimeErrorMessageMakesRunThrowTheFailureWithTheReport() async throws {
-        let (client, runtime) = InMemoryTransport.pair()
-        let session = VoiceSession(options: Self.options(texts: ["hello"]), transport: client, clock: ManualSessionClock(),
-                                   capture: .none, output: DiscardedReplyOutput())
+        let (session, runtime) = Self.textSession()
         var updates = session.events.makeAsyncIterator()
         let running = Task { await Self.outcome(of: session) }
         #expect(await Self.next(&updates) { if case .sent(.textInput) = $0 { true } else { false } } != nil)

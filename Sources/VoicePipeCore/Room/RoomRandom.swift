@@ -1,5 +1,6 @@
-/// The room's deterministic random numbers (SplitMix64), so a seed gives the same room every time.
-public struct RoomRandom: Sendable, Hashable {
+/// The room's deterministic random numbers (SplitMix64), so a seed gives the same room every time;
+/// the tests' noise (`SplitMix64` in VoicePipeTestSupport) is this generator too.
+public struct RoomRandom: RandomNumberGenerator, Sendable, Hashable {
     private var state: UInt64
 
     /// A generator that starts from `seed`.

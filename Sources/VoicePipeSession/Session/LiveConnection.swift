@@ -86,8 +86,7 @@ struct LiveConnection: Sendable {
     func replyDeadline(_ turns: [TurnRecord], _ configuration: SessionConfiguration) -> (turn: Int, deadline: SessionInstant)? {
         guard let turn = awaitingReply.first(where: { turns[$0].firstReplyEventAt == nil }),
               let ended = turns[turn].endedAt else { return nil }
-        let allowance = turns[turn].isLongRunning ? configuration.longTurnAllowance : configuration.replyTimeout
-        return (turn, max(ended, lastReplyEndedAt ?? ended) + allowance)
+        return (turn, max(ended, lastReplyEndedAt ?? ended) + configuration.allowance(for: turns[turn]))
     }
 
     /// The turns still owed a reply (the open one included): the long allowance applies while

@@ -48,6 +48,12 @@ public struct SessionConfiguration: Sendable, Hashable {
     /// After the transport refused a text (its backlog was full), the wait before it is sent again.
     public var textRetryDelay: Duration
 
+    /// How long a turn may wait for its reply: the long-turn allowance for a long-running turn,
+    /// else the reply timeout.
+    public func allowance(for turn: TurnRecord) -> Duration {
+        turn.isLongRunning ? longTurnAllowance : replyTimeout
+    }
+
     public init(
         sessionId: String,
         context: JSONObject = JSONObject(),

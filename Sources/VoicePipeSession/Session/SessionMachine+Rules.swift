@@ -185,8 +185,7 @@ extension SessionMachine {
         } else if !live.isEnding, inputEndedAt == nil, let reply = replyDeadline(live, phase), now >= reply.deadline {
             let turn = ledger.turns[reply.turn]
             guard turn.kind == .voice, !turn.isAcknowledged, let ended = turn.endedAt, live.lastMessageAt > ended else {
-                let allowance = turn.isLongRunning ? configuration.longTurnAllowance : configuration.replyTimeout
-                return .timeout(turn.isLongRunning ? .longTurn : .reply, limit: allowance)
+                return .timeout(turn.isLongRunning ? .longTurn : .reply, limit: configuration.allowance(for: turn))
             }
             // The gate heard a turn (a cough, "mm-hm") that the runtime, alive and talking, never
             // took as one: it is dropped with a note, not the session.
