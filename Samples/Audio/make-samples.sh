@@ -94,3 +94,15 @@ make_sample speech-22k05-mono-s16.wav \
     "VoicePipe resamples this to sixteen kilohertz." \
     "-e signed-integer -b 16" \
     remix 1 rate -v 22050
+
+# 5. A person in a room who speaks over the reply once (for `voicepipe session --room`): sentence 4,
+#    1.9 s of silence (the turn ends and the reply to it starts playing), then sentence 2 over that
+#    reply (a barge-in), then 5 s of silence in which the second reply plays out. 16 kHz mono s16,
+#    built from the two files above with sox alone, so it is as deterministic as they are.
+sox -D -V2 "$OUT_DIR/speech-22k05-mono-s16.wav" -r 16000 -e signed-integer -b 16 "$WORK_DIR/first.wav" rate -v 16000
+sox -D -V2 "$OUT_DIR/speech-44k1-stereo-s16.wav" -r 16000 -e signed-integer -b 16 "$WORK_DIR/second.wav" remix 1 rate -v 16000
+sox -D -V2 "$WORK_DIR/first.wav" "$WORK_DIR/first-padded.wav" pad 0 1.9
+sox -D -V2 "$WORK_DIR/second.wav" "$WORK_DIR/second-padded.wav" pad 0 5
+sox -D -V2 "$WORK_DIR/first-padded.wav" "$WORK_DIR/second-padded.wav" "$WORK_DIR/room-barge-in-16k-mono-s16.wav"
+mv -f "$WORK_DIR/room-barge-in-16k-mono-s16.wav" "$OUT_DIR/room-barge-in-16k-mono-s16.wav"
+echo "wrote $OUT_DIR/room-barge-in-16k-mono-s16.wav"

@@ -1,5 +1,6 @@
 import Synchronization
 import VoicePipeCore
+import VoicePipeIO
 
 /// What a capture pump moved, once its stream has ended.
 public struct CapturePumpReport: Sendable, Hashable {
@@ -67,12 +68,25 @@ public enum RingFullPolicy: Sendable, Hashable {
 /// wakes when audio arrives or the stream ends, rather than on a timer. A buffer that does not
 /// fit in the ring waits for room (``RingFullPolicy/wait``, the default) or is dropped whole and
 /// counted (``RingFullPolicy/drop``).
+///
+/// With an echo-control stage, the tap is the stamped one: each buffer's stamp (its device frame
+/// position and capture instant) goes through a second lock-free ring, and each 16 kHz frame from
+/// the converter is stamped from the latest one and cleaned by the stage before `deliver`:
+///
+/// ```
+///  device audio thread:  stamped tap ─▶ stamp ring + AudioRing ─▶ WakeSignal.signal()
+///  caller's thread:      drain ─▶ CaptureConverter ─▶ frame + its stamp ─▶ EchoControlStage ─▶ deliver(cleaned frame)
+/// ```
 public final class CapturePump: @unchecked Sendable {
     // Safety: `ring`, `signal` and the atomics are shared with the audio thread, each built for
     // that; the converter is used only on the thread inside `run`.
     public let device: CaptureDevice
     public let converter: CaptureConverter
+    /// The echo-control stage every frame goes through before delivery, if any.
+    public let echo: EchoControlStage?
     private let ring: AudioRing
+    /// The stamps of the buffers in `ring`, 16 bytes each (frame position, instant), when `echo` is set.
+    private let stamps = AudioRing(capacity: 256 * StampRecord.size)
     private let signal = WakeSignal()
     /// Posted after each read from the ring: room for a tap waiting under ``RingFullPolicy/wait``.
     private let room = WakeSignal()
@@ -90,13 +104,17 @@ public final class CapturePump: @unchecked Sendable {
     ///   - ringSeconds: how much device audio the ring holds while conversion lags (default 2 s).
     ///   - frameLimit: stop after this many device frames (`nil`: until ``stop()``).
     ///   - whenFull: wait for room (the default) or drop a buffer that does not fit.
+    ///   - echo: an echo-control stage for the converter's frames; the device must then stamp
+    ///     its buffers (``TimestampingCaptureHardware``), or ``start()`` fails.
     /// - Throws: ``CapturePumpError/formatMismatch(device:converter:)``.
-    public init(device: CaptureDevice, converter: CaptureConverter, ringSeconds: Double = 2, frameLimit: Int? = nil, whenFull: RingFullPolicy = .wait) throws(CapturePumpError) {
+    public init(device: CaptureDevice, converter: CaptureConverter, ringSeconds: Double = 2, frameLimit: Int? = nil, whenFull: RingFullPolicy = .wait,
+                echo: EchoControlStage? = nil) throws(CapturePumpError) {
         guard converter.inputFormat == device.format else {
             throw .formatMismatch(device: device.format, converter: converter.inputFormat)
         }
         self.device = device
         self.converter = converter
+        self.echo = echo
         self.frameLimit = frameLimit.map { max($0, 1) }
         self.whenFull = whenFull
         let seconds = ringSeconds.isFinite ? min(max(ringSeconds, 0.05), 60) : 2
@@ -126,6 +144,19 @@ public final class CapturePump: @unchecked Sendable {
     public func run(progress: (Int) -> Void = { _ in }, _ deliver: (borrowing CaptureFrame) throws -> Void) throws -> CapturePumpReport {
         if !started { try start() }
         defer { started = false }
+        guard let echo else { return try pump(progress: progress, deliver) }
+        let stamping = FrameStamping(ring: stamps, deviceRate: device.format.sampleRate, outputRate: converter.resampler.outputRate)
+        return try pump(progress: progress) { frame throws in
+            try echo.process(frame, stamp: stamping.stamp(ofFrame: frame.startSample), deliver)
+        } flushing: {
+            try echo.flush(frames: deliver)
+        }
+    }
+
+    /// The drain loop of ``run(progress:_:)``: converts until the stream ends, then flushes the
+    /// converter and, after it, whatever `flushing` still holds.
+    private func pump(progress: (Int) -> Void, _ deliver: (borrowing CaptureFrame) throws -> Void,
+                      flushing: () throws -> Void = {}) throws -> CapturePumpReport {
         let bytesPerFrame = device.format.bytesPerFrame
         let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 16_384 * bytesPerFrame, alignment: 16)
         defer { scratch.deallocate() }
@@ -153,6 +184,7 @@ public final class CapturePump: @unchecked Sendable {
         }
         let ended = Result { () throws(AudioDeviceError) in try device.waitUntilStopped() }
         try converter.flush(deliver)
+        try flushing()
         let kept = counters.kept.load(ordering: .relaxed)
         switch ended {
         case .success(let report):
@@ -173,34 +205,84 @@ public final class CapturePump: @unchecked Sendable {
         counters.stopping.store(false, ordering: .relaxed)
         let bytesPerFrame = device.format.bytesPerFrame
         let (ring, signal, room, counters, limit, wait) = (self.ring, self.signal, self.room, self.counters, frameLimit, whenFull == .wait)
+        let tap: CaptureTap = { bytes in
+            var frames = bytes.count / bytesPerFrame
+            let before = counters.offered.load(ordering: .relaxed)
+            if let limit { frames = min(frames, limit - before) }
+            let kept = UnsafeRawBufferPointer(rebasing: bytes[0..<(frames * bytesPerFrame)])
+            var written = frames == 0 || ring.write(kept)
+            // Wait for the converter to make room; a stop ends the wait (the buffer is then left
+            // out: the stream ends before it, which is no loss to report).
+            while !written, wait, !counters.stopping.load(ordering: .relaxed) {
+                room.wait(seconds: 0.05)
+                written = ring.write(kept)
+            }
+            if written {
+                counters.kept.add(frames, ordering: .relaxed)
+            } else if !wait {
+                counters.dropped.add(frames, ordering: .relaxed)
+            }
+            counters.offered.store(before + frames, ordering: .relaxed)
+            signal.signal()
+            return limit.map { before + frames >= $0 } == true ? .stop : .proceed
+        }
         do {
-            try device.installTap { bytes in
-                var frames = bytes.count / bytesPerFrame
-                let before = counters.offered.load(ordering: .relaxed)
-                if let limit { frames = min(frames, limit - before) }
-                let kept = UnsafeRawBufferPointer(rebasing: bytes[0..<(frames * bytesPerFrame)])
-                var written = frames == 0 || ring.write(kept)
-                // Wait for the converter to make room; a stop ends the wait (the buffer is then left
-                // out: the stream ends before it, which is no loss to report).
-                while !written, wait, !counters.stopping.load(ordering: .relaxed) {
-                    room.wait(seconds: 0.05)
-                    written = ring.write(kept)
-                }
-                if written {
-                    counters.kept.add(frames, ordering: .relaxed)
-                } else if !wait {
-                    counters.dropped.add(frames, ordering: .relaxed)
-                }
-                counters.offered.store(before + frames, ordering: .relaxed)
-                signal.signal()
-                return limit.map { before + frames >= $0 } == true ? .stop : .proceed
-            } onEnd: {
-                signal.signal()
+            if echo == nil {
+                try device.installTap(tap) { signal.signal() }
+            } else {
+                // The stamp goes in first, so the converter finds it once it has the audio. Frame
+                // positions count the frames kept, as the converter sees them; a full stamp ring
+                // only loses a stamp (the next one serves).
+                let stamps = self.stamps
+                try device.installTap(stamped: { bytes, stamp in
+                    let record = StampRecord(framePosition: stamp.framePosition - counters.dropped.load(ordering: .relaxed), instant: stamp.instant)
+                    _ = withUnsafeBytes(of: record) { stamps.write($0) }
+                    return tap(bytes)
+                }, onEnd: { signal.signal() })
             }
         } catch {
             started = false
             throw .startFailed(error)
         }
+    }
+}
+
+/// A capture stamp as it crosses the stamp ring.
+private struct StampRecord {
+    static let size = MemoryLayout<StampRecord>.stride
+    var framePosition: Int
+    var instant: Int64
+}
+
+/// Stamps the converter's 16 kHz frames from the device's latest stamp, on the converter's thread.
+private final class FrameStamping {
+    private let ring: AudioRing
+    private let deviceRate: SampleRate
+    private let outputRate: SampleRate
+    private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * StampRecord.size, alignment: 16)
+    private var latest: CapturedBlockStamp?
+
+    init(ring: AudioRing, deviceRate: SampleRate, outputRate: SampleRate) {
+        self.ring = ring
+        self.deviceRate = deviceRate
+        self.outputRate = outputRate
+    }
+
+    deinit { scratch.deallocate() }
+
+    /// The stamp of output frame `frame` (counted from the stream's start), from the latest
+    /// device stamp: the converter keeps time, so output frame n is the input's time n / rate.
+    func stamp(ofFrame frame: Int) -> CapturedBlockStamp {
+        while case let count = ring.read(into: scratch, granularity: StampRecord.size), count > 0 {
+            let record = scratch.load(fromByteOffset: count - StampRecord.size, as: StampRecord.self)
+            latest = CapturedBlockStamp(framePosition: record.framePosition, instant: record.instant)
+        }
+        guard let latest else {
+            // No stamp yet (the device stamps every buffer, so only a stamp ring that was full):
+            // now is the best estimate of when the frame was captured.
+            return CapturedBlockStamp(framePosition: frame, instant: MonotonicClock.nanoseconds())
+        }
+        return latest.stamp(ofFrame: frame, atRate: outputRate, fromRate: deviceRate)
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import VoicePipeCore
 import VoicePipeIO
 
@@ -123,7 +124,7 @@ final class RoomCore: Sendable {
 
     struct State: Sendable {
         var room: RoomSimulator
-        var tap: CaptureTap?
+        var tap: StampedCaptureTap?
         var onEnd: (@Sendable () -> Void)?
         var streaming = false
         var stopRequested = false
@@ -137,6 +138,7 @@ final class RoomCore: Sendable {
         var closed = false
         var lastCapture: RoomTimestamp?
         var lastPlayback: RoomTimestamp?
+        var lastPlaybackFrames = 0
     }
 
     let state: Guarded<State>
@@ -150,6 +152,14 @@ final class RoomCore: Sendable {
     let periodDone = WakeSignal()
     /// Signalled when the microphone's thread has ended.
     let threadEnded = WakeSignal()
+    /// `CLOCK_MONOTONIC` nanoseconds at the timeline's 0 (real-time clock only; 0 otherwise).
+    let origin = Atomic<Int64>(0)
+
+    /// A timeline instant as stamps carry it: monotonic nanoseconds on a real-time clock, the
+    /// timeline's own nanoseconds otherwise.
+    func instant(ofTime time: Double) -> Int64 {
+        origin.load(ordering: .acquiring) + Int64((time * 1e9).rounded())
+    }
 
     init(room: RoomSimulator, clock: SimulatedRoom.Clock, periodFrames: Int, playbackBufferFrames: Int,
          onPeriod: SimulatedRoom.PeriodObserver?, onPlayback: SimulatedRoom.PlaybackObserver?) {
@@ -165,7 +175,7 @@ final class RoomCore: Sendable {
     /// Captures one period and hands it to the observer and the tap, outside the lock.
     /// - Returns: the period's report, or nil when no stream is running.
     func deliverPeriod() -> RoomCaptureReport? {
-        let taken = state.withLock { state -> (Scratch, CaptureTap, RoomCaptureReport)? in
+        let taken = state.withLock { state -> (Scratch, StampedCaptureTap, RoomCaptureReport)? in
             guard state.streaming, !state.stopRequested, let tap = state.tap, var scratch = state.scratch.take() else { return nil }
             let report = scratch.microphone.withUnsafeMutableBufferPointer { microphone in
                 scratch.echo.withUnsafeMutableBufferPointer { echo in
@@ -181,6 +191,7 @@ final class RoomCore: Sendable {
             return (scratch, tap, report)
         }
         guard let (scratch, tap, report) = taken else { return nil }
+        let stamp = CapturedBlockStamp(framePosition: report.timestamp.frame, instant: instant(ofTime: report.timestamp.time))
         if let onPeriod {
             scratch.microphone.withUnsafeBufferPointer { microphone in
                 scratch.echo.withUnsafeBufferPointer { echo in
@@ -192,7 +203,7 @@ final class RoomCore: Sendable {
                 }
             }
         }
-        let action = scratch.microphone.withUnsafeBytes { tap($0) }
+        let action = scratch.microphone.withUnsafeBytes { tap($0, stamp) }
         state.withLock { state in
             state.scratch = scratch
             state.capturedFrames += report.frames
@@ -229,6 +240,10 @@ final class RoomCore: Sendable {
         var deadline = timespec()
         clock_gettime(CLOCK_MONOTONIC, &deadline)
         let start = deadline
+        if clock == .realTime {
+            let now = Int64(start.tv_sec) * 1_000_000_000 + Int64(start.tv_nsec)
+            origin.store(now - Int64((state.withLock { $0.room.time } * 1e9).rounded()), ordering: .releasing)
+        }
         let microphoneRate = configuration.captureRate.hertz * (1 + configuration.clockDriftPPM * 1e-6)
         var periods = 0
         while true {
@@ -255,7 +270,12 @@ final class RoomCore: Sendable {
 }
 
 /// The microphone of a ``SimulatedRoom``: Float32 mono at the room's capture rate.
-public final class SimulatedMicrophone: CaptureHardware {
+///
+/// Each period is stamped with its first frame's position and instant: on a real-time clock the
+/// instant is on `CLOCK_MONOTONIC`, as ALSA's are, so the loudspeaker's stamps (through a
+/// ``DeviceReplyOutput``) and the microphone's meet on one timeline; on a fast or manual clock it
+/// is the room's own timeline in nanoseconds.
+public final class SimulatedMicrophone: TimestampingCaptureHardware {
     let core: RoomCore
 
     init(core: RoomCore) {
@@ -269,6 +289,10 @@ public final class SimulatedMicrophone: CaptureHardware {
     }
 
     public func installTap(format: ValidatedFormat, _ tap: @escaping CaptureTap, onEnd: @escaping @Sendable () -> Void) throws(AudioDeviceError) {
+        try installTap(format: format, stamped: { bytes, _ in tap(bytes) }, onEnd: onEnd)
+    }
+
+    public func installTap(format: ValidatedFormat, stamped tap: @escaping StampedCaptureTap, onEnd: @escaping @Sendable () -> Void) throws(AudioDeviceError) {
         let frames = core.periodFrames
         try core.state.withLock { state throws(AudioDeviceError) in
             guard !state.streaming, !state.threadRunning, !state.closed else { throw .alreadyStarted(device: name) }
@@ -353,6 +377,7 @@ public final class SimulatedLoudspeaker: PlaybackHardware, Sendable {
                     state.playbackWritten = true
                     let timestamp = state.room.play(samples)
                     state.lastPlayback = timestamp
+                    state.lastPlaybackFrames = samples.count
                     return timestamp
                 }
             }
@@ -362,6 +387,18 @@ public final class SimulatedLoudspeaker: PlaybackHardware, Sendable {
 
     /// Waits (on a real-time or fast clock, while the microphone runs) until everything written
     /// has been played, then stops the stream.
+    /// On a real-time clock, the frames between now and the end of the last block written being
+    /// heard (buffered, plus the loudspeaker's latency): what ALSA's `snd_pcm_delay` reports, so a
+    /// ``DeviceReplyOutput`` stamps each period with the instant the room plays it. Nil on a fast
+    /// or manual clock, whose timeline is not the host's.
+    public var playbackDelayFrames: Int? {
+        guard core.clock == .realTime else { return nil }
+        let (last, frames) = core.state.withLock { ($0.lastPlayback, $0.lastPlaybackFrames) }
+        guard let last else { return 0 }
+        let now = Double(MonotonicClock.nanoseconds() - core.origin.load(ordering: .acquiring)) / 1e9
+        return Int(((last.time + last.latency - now) * core.configuration.playbackRate.hertz).rounded()) + frames
+    }
+
     public func drain() throws(PlayerSinkError) {
         if core.clock != .manual {
             while core.state.withLock({ $0.streaming && $0.room.bufferedPlaybackFrames > 0 }) {

@@ -20,6 +20,8 @@ public final class EchoControlStage {
     public let reference: EchoReferenceAligner
     /// Samples in each frame delivered.
     public let frameSamples: Int
+    /// Holds back the echo while the canceller converges, if on.
+    public let convergenceGuard: EchoConvergenceGuard?
 
     private let block = EchoBlock.frameCount
     private let near: UnsafeMutableBufferPointer<Float>
@@ -28,9 +30,12 @@ public final class EchoControlStage {
     private var nearCount = 0
     /// The 16 kHz frame position and instant of `near[0]`.
     private var nearStamp = CapturedBlockStamp(framePosition: 0, instant: 0)
+    private let frameStart: UnsafeMutablePointer<Int16>
     private let frame: UnsafeMutableBufferPointer<Int16>
     private let frameFloats: UnsafeMutableBufferPointer<Float>
     private var frameCount = 0
+    private var framesDelivered = 0
+    private var samplesDelivered = 0
 
     /// Blocks the canceller processed.
     public private(set) var blocksProcessed = 0
@@ -41,18 +46,27 @@ public final class EchoControlStage {
     /// Energy (sum of squares, full scale 1) of the microphone and of the cleaned signal, over every block.
     public private(set) var microphoneEnergy = 0.0
     public private(set) var cleanedEnergy = 0.0
+    /// Sees each 10 ms block as it was cleaned: the microphone's samples, the cleaned ones (both
+    /// full scale ±1, valid only during the call) and the block's stamp; on the stage's thread.
+    /// How a simulated room scores the echo removed, block by block, against what it knows.
+    public var blockObserver: ((_ microphone: UnsafeBufferPointer<Float>, _ cleaned: UnsafeBufferPointer<Float>, _ stamp: CapturedBlockStamp) -> Void)?
 
-    /// - Parameter frameSamples: the length of the frames delivered (the capture's frame length).
+    /// - Parameters:
+    ///   - frameSamples: the length of the frames delivered (the capture's frame length).
+    ///   - convergenceGuard: how the guard decides, or nil for none (the canceller's output as it is).
     /// - Throws: ``EchoControlError/wrongBlockLength(near:far:output:)`` for a frame length below 1.
-    public init(canceller: any EchoCanceller, reference: EchoReferenceAligner, frameSamples: Int) throws(EchoControlError) {
+    public init(canceller: any EchoCanceller, reference: EchoReferenceAligner, frameSamples: Int,
+                convergenceGuard: EchoConvergenceGuardOptions? = EchoConvergenceGuardOptions()) throws(EchoControlError) {
         guard frameSamples > 0 else { throw .wrongBlockLength(near: frameSamples, far: EchoBlock.frameCount, output: frameSamples) }
+        self.convergenceGuard = convergenceGuard.map { EchoConvergenceGuard(options: $0) }
         self.canceller = canceller
         self.reference = reference
         self.frameSamples = frameSamples
         near = .allocate(capacity: EchoBlock.frameCount)
         far = .allocate(capacity: EchoBlock.frameCount)
         cleaned = .allocate(capacity: EchoBlock.frameCount)
-        frame = .allocate(capacity: frameSamples)
+        frameStart = .allocate(capacity: frameSamples)
+        frame = UnsafeMutableBufferPointer(start: frameStart, count: frameSamples)
         frameFloats = .allocate(capacity: frameSamples)
     }
 
@@ -75,6 +89,22 @@ public final class EchoControlStage {
             nearCount += 1
             if nearCount == block { try cleanBlock(deliver) }
         }
+    }
+
+    /// Cleans one frame from the capture converter whose first sample is at `stamp`; `deliver`
+    /// gets each whole cleaned frame as a ``CaptureFrame`` numbered in the stage's own output
+    /// (index and start sample count what the stage delivered), with the cleaned signal's peak.
+    public func process(_ frame: borrowing CaptureFrame, stamp: CapturedBlockStamp, _ deliver: (borrowing CaptureFrame) throws -> Void) rethrows {
+        try frame.withSamples { span in
+            try span.withUnsafeBufferPointer { samples in
+                try process(samples, stamp: stamp) { cleaned, level in try deliver(capturedFrame(cleaned, level)) }
+            }
+        }
+    }
+
+    /// Ends the stream as `flush(_:)` does (every sample given comes out), delivering ``CaptureFrame``s.
+    public func flush(frames deliver: (borrowing CaptureFrame) throws -> Void) rethrows {
+        try flush { cleaned, level in try deliver(capturedFrame(cleaned, level)) }
     }
 
     /// Ends the stream: the last partial block is cleaned (padded with silence) and the last
@@ -101,6 +131,7 @@ public final class EchoControlStage {
         reference.reference(for: stamp, into: far)
         do {
             try canceller.process(near: UnsafeBufferPointer(near), far: UnsafeBufferPointer(far), into: cleaned)
+            convergenceGuard?.apply(near: UnsafeBufferPointer(near), far: UnsafeBufferPointer(far), output: cleaned)
             blocksProcessed += 1
         } catch {
             firstFailure = firstFailure ?? error
@@ -110,6 +141,7 @@ public final class EchoControlStage {
         nearCount = 0
         nearStamp = CapturedBlockStamp(framePosition: stamp.framePosition + block,
                                        instant: stamp.instant + Int64(block) * 1_000_000_000 / Int64(EchoBlock.sampleRate.hertz))
+        blockObserver?(UnsafeBufferPointer(rebasing: near[0..<count]), UnsafeBufferPointer(rebasing: cleaned[0..<count]), stamp)
         for index in 0..<count {
             let input = near[index], output = cleaned[index]
             microphoneEnergy += Double(input * input)
@@ -119,6 +151,16 @@ public final class EchoControlStage {
             frameCount += 1
             if frameCount == frameSamples { try deliverFrame(deliver) }
         }
+    }
+
+    /// A delivered frame (always the start of `frame`) as the capture path numbers it; counts it.
+    private func capturedFrame(_ samples: UnsafeBufferPointer<Int16>, _ level: PeakLevel) -> CaptureFrame {
+        defer {
+            framesDelivered += 1
+            samplesDelivered += samples.count
+        }
+        return CaptureFrame(base: UnsafePointer(frameStart), sampleCount: samples.count, level: level,
+                            index: framesDelivered, startSample: samplesDelivered)
     }
 
     private func deliverFrame(_ deliver: (UnsafeBufferPointer<Int16>, PeakLevel) throws -> Void) rethrows {

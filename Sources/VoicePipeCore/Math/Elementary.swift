@@ -89,6 +89,11 @@ public enum Elementary {
         20 * log10(ratio)
     }
 
+    /// The amplitude ratio of a level in decibels: 10^(dB/20).
+    public static func amplitudeRatio(decibels: Double) -> Double {
+        exp(decibels * 0.11512925464970229)
+    }
+
     /// Modified Bessel function of the first kind, order 0, for the Kaiser window.
     public static func besselI0(_ x: Double) -> Double {
         // Σ ((x/2)^k / k!)²; all terms positive, so the sum is accurate; stops at double precision.

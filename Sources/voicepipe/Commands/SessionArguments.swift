@@ -13,6 +13,9 @@ extension SessionCommand {
         var runtimeCommand: String?
         var microphone: String?
         var speaker: String?
+        var echo: EchoSetting?
+        var room: RoomChoice?
+        var roomRecord: String?
         var context: [(key: String, value: String)] = []
         var sessionId: String?
         var replyTimeout: Double?
@@ -57,6 +60,9 @@ extension SessionCommand {
                 runtimeCommandOption,
                 micOption,
                 speakerOption,
+                echoOption,
+                roomOption,
+                roomRecordOption,
                 .repeated("context", "key=value", \.context, contextValue, help: "Add to the session.start context (repeatable); persona and vehicle name the session."),
                 .option("session-id", "id", \.sessionId, sessionIdValue, help: "The session id sent in session.start (default: a fresh random one)."),
                 .option("reply-timeout", "seconds", \.replyTimeout, .decimal(in: 0.1...3_600), help: "Longest wait from the end of a turn to the reply (default 15)."),

@@ -58,6 +58,9 @@ struct SessionCommand: Command {
     let quiet: Bool
     let raw: RawPCMFormat?
     let capture: CaptureArguments
+    let room: RoomChoice?
+    let roomRecord: String?
+    let echo: EchoBackend?
 
     init(options: Options, positionals: [String]) throws(CommandFailure) {
         guard positionals.count <= 1 else { throw .usage("give at most one input file, not \(positionals.count)", command: Self.name) }
@@ -71,6 +74,10 @@ struct SessionCommand: Command {
         quiet = options.summary.quiet
         raw = options.raw
         capture = options.capture
+        room = options.room
+        roomRecord = options.roomRecord
+        echo = SessionArguments.echoBackend(options)
+        try SessionArguments.checkLive(options, input: positionals.first, command: Self.name)
         transport = try SessionRuntimeChoice(options, command: Self.name)
         configuration = SessionArguments.configuration(options)
         try SessionArguments.check(input: input, texts: texts, microphone: microphone, output: outputPath, speaker: speaker, log: logPath, transport: transport, fast: fast, command: Self.name)
@@ -78,8 +85,16 @@ struct SessionCommand: Command {
 
     func run() throws(CommandFailure) -> ExitCode {
         var problems = [String]()
-        let source = try SessionArguments.captureSource(input: input, raw: raw, capture: capture, microphone: microphone, fast: fast, texts: texts, problems: &problems, command: Self.name)
-        let output = try SessionArguments.replyOutput(path: outputPath, speaker: speaker, texts: texts, problems: &problems, command: Self.name)
+        let live = try liveAudio()
+        let roomDevices = live?.room
+        let source: SessionCapture, output: (output: any ReplyOutput, note: String?)
+        if let live {
+            source = live.capture
+            output = (live.output, nil)
+        } else {
+            source = try SessionArguments.captureSource(input: input, raw: raw, capture: capture, microphone: microphone, fast: fast, texts: texts, problems: &problems, command: Self.name)
+            output = try SessionArguments.replyOutput(path: outputPath, speaker: speaker, texts: texts, problems: &problems, command: Self.name)
+        }
         let printer = SessionPrinter(toStandardError: transport.usesStandardStreams || outputPath == "-" || logPath == "-", quiet: quiet)
         let log = try SessionArguments.log(logPath, sampleRate: configuration.captureSampleRate)
         let options = SessionDriverOptions(session: configuration, initialTexts: texts, audioUnavailable: problems.isEmpty ? nil : problems.joined(separator: "; "))
@@ -88,8 +103,9 @@ struct SessionCommand: Command {
         let driver = SessionDriver(options: options, transport: try transport.makeTransport(), connect: connect, capture: source, output: output.output) { event, instant in
             printer.show(event, at: instant)
             log?.record(event, at: instant)
+            roomDevices?.observe(event)
         }
-        printer.header(configuration: configuration, runtime: transport.description, input: SessionArguments.describe(input: input, microphone: microphone, fast: fast), output: output.output.name, note: output.note)
+        printer.header(configuration: configuration, runtime: transport.description, input: room.map { "\(InputFile.name(input ?? "")) spoken into the room '\($0.text)'" } ?? SessionArguments.describe(input: input, microphone: microphone, fast: fast), output: output.output.name, note: output.note)
         // The first Ctrl-C sends session.end and waits for the runtime; the second stops waiting
         // (the reply file and log are still finished); a third quits at once.
         let signals = StopSignals(gentle: 2) { driver.requestEnd() }
@@ -97,7 +113,27 @@ struct SessionCommand: Command {
         withExtendedLifetime(signals) {}
         log?.finish()
         printer.summary(report, fast: fast)
+        if let live {
+            printer.lines(live.summary())
+            if let roomRecord {
+                let recording = live.writeRecording(to: roomRecord)
+                printer.lines(recording.lines)
+                if let failure = recording.failure { Console.warning(Self.name, failure) }
+            }
+        }
         if let failure = log?.failure { Console.warning(Self.name, "the session log is incomplete: \(failure.message)") }
         return SessionArguments.exitCode(for: report)
+    }
+
+    /// The live audio with echo control: a simulated room, or a microphone and a speaker with a
+    /// canceller between them; nil otherwise.
+    private func liveAudio() throws(CommandFailure) -> LiveAudio? {
+        if let room, let input {
+            return try LiveAudio.room(room.configuration, description: room.text, talker: input, raw: raw, backend: echo, capture: capture, keepsSignals: roomRecord != nil)
+        }
+        if let microphone, let speaker, let echo {
+            return try LiveAudio.devices(microphone: microphone, speaker: speaker, backend: echo, capture: capture, command: Self.name)
+        }
+        return nil
     }
 }

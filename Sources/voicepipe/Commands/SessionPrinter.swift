@@ -60,6 +60,11 @@ final class SessionPrinter: Sendable {
         if case .truncated = report.captureEnding { emit("the input file ended early (truncated); everything in it was sent") }
     }
 
+    /// Prints more summary lines (nothing with --quiet).
+    func lines(_ lines: [String]) {
+        for line in lines { emit(line) }
+    }
+
     private func emit(_ line: String) {
         guard !quiet else { return }
         if toStandardError {

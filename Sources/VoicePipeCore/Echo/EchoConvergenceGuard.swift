@@ -1,0 +1,127 @@
+/// How the convergence guard decides (see ``EchoConvergenceGuard``).
+public struct EchoConvergenceGuardOptions: Sendable, Hashable {
+    /// The echo removal (dB, in far-end single talk) from which the canceller counts as converged.
+    public var convergedDB: Double
+    /// How much the guard takes off a block of echo while the canceller has not converged (dB).
+    public var attenuationDB: Double
+    /// How loud the microphone must be against the loudest reference of the last
+    /// ``windowMilliseconds`` to count as the person speaking (dB; Geigel's detector).
+    public var doubleTalkMarginDB: Double
+    /// Once converged, how far the removal must fall below ``convergedDB`` before the guard acts
+    /// again (dB): a quiet person speaking over the reply lowers the measured removal, and should
+    /// not bring the guard back.
+    public var hysteresisDB: Double
+    /// How far back the loudest reference is looked for: the echo path's length.
+    public var windowMilliseconds: Int
+    /// A reference quieter than this (dBFS peak) is no far end: nothing to guard against.
+    public var farActiveDBFS: Double
+
+    public init(convergedDB: Double = 25, attenuationDB: Double = 30, doubleTalkMarginDB: Double = 0, hysteresisDB: Double = 10,
+                windowMilliseconds: Int = 250, farActiveDBFS: Double = -50) {
+        self.convergedDB = convergedDB
+        self.hysteresisDB = hysteresisDB
+        self.attenuationDB = attenuationDB
+        self.doubleTalkMarginDB = doubleTalkMarginDB
+        self.windowMilliseconds = windowMilliseconds
+        self.farActiveDBFS = farActiveDBFS
+    }
+}
+
+/// Holds back the echo a canceller lets through before it has converged: the first moments of
+/// the first reply, when an adaptive filter has not yet learned the room, or after the room changed.
+///
+/// A canceller that starts from nothing passes most of the echo for its first 0.1 s (WebRTC) to
+/// 1-2 s (speexdsp); a runtime's voice detector hears that as the user and interrupts its own
+/// reply. The guard measures, block by block, how much the canceller removes in far-end single
+/// talk (Geigel's detector: the microphone no louder than the loudest recent reference), and
+/// while that is under ``EchoConvergenceGuardOptions/convergedDB`` it attenuates those blocks.
+/// Blocks in which the person speaks louder than the reference, or with no reference, pass
+/// untouched; so does everything once the canceller has converged. Gains ramp across each block,
+/// so the guard adds no clicks. One thread; nothing allocated after `init`.
+public final class EchoConvergenceGuard {
+    public let options: EchoConvergenceGuardOptions
+    private let farPeaks: UnsafeMutableBufferPointer<Float>
+    private var farIndex = 0
+    private var microphoneAverage = 0.0
+    private var outputAverage = 0.0
+    private var gain: Float = 1
+    private var converged = false
+    private let attenuation: Float
+    private let doubleTalkRatio: Float
+    private let farActive: Float
+    /// Blocks attenuated so far.
+    public private(set) var blocksAttenuated = 0
+    /// Far-end single-talk blocks seen so far.
+    public private(set) var singleTalkBlocks = 0
+    /// The single-talk block after which the canceller first counted as converged, if it has.
+    public private(set) var convergedAfterBlocks: Int?
+
+    public init(options: EchoConvergenceGuardOptions = EchoConvergenceGuardOptions()) {
+        self.options = options
+        farPeaks = .allocate(capacity: max(1, options.windowMilliseconds / EchoBlock.milliseconds))
+        farPeaks.initialize(repeating: 0)
+        attenuation = Float(Elementary.amplitudeRatio(decibels: -options.attenuationDB))
+        doubleTalkRatio = Float(Elementary.amplitudeRatio(decibels: options.doubleTalkMarginDB))
+        farActive = Float(Elementary.amplitudeRatio(decibels: options.farActiveDBFS))
+    }
+
+    deinit { farPeaks.deallocate() }
+
+    /// The echo removal the canceller achieves in far-end single talk now (dB, averaged over
+    /// about 0.2 s of such blocks); nil before any.
+    public var removalDB: Double? {
+        guard singleTalkBlocks > 0, outputAverage > 0 else { return nil }
+        return 10 * Elementary.log10(microphoneAverage / outputAverage)
+    }
+
+    /// Guards one block: `near` as the microphone heard it, `far` the aligned reference, `output`
+    /// what the canceller made of it, attenuated in place when it is unconverged echo.
+    public func apply(near: UnsafeBufferPointer<Float>, far: UnsafeBufferPointer<Float>, output: UnsafeMutableBufferPointer<Float>) {
+        var farPeak: Float = 0, nearPeak: Float = 0
+        var nearEnergy = 0.0, outputEnergy = 0.0
+        for sample in far { farPeak = max(farPeak, abs(sample)) }
+        for index in 0..<min(near.count, output.count) {
+            nearPeak = max(nearPeak, abs(near[index]))
+            nearEnergy += Double(near[index] * near[index])
+            outputEnergy += Double(output[index] * output[index])
+        }
+        farPeaks[farIndex] = farPeak
+        farIndex = (farIndex + 1) % farPeaks.count
+        var recentFar: Float = 0
+        for peak in farPeaks { recentFar = max(recentFar, peak) }
+        let singleTalk = recentFar >= farActive && nearPeak <= recentFar * doubleTalkRatio
+        var target: Float = 1
+        if singleTalk {
+            singleTalkBlocks += 1
+            // About 0.2 s of single talk (20 blocks) in the averages.
+            let weight = singleTalkBlocks < 20 ? 1 / Double(singleTalkBlocks) : 0.05
+            microphoneAverage += weight * (nearEnergy - microphoneAverage)
+            outputAverage += weight * (outputEnergy - outputAverage)
+            let removal = removalDB ?? 0
+            if removal >= options.convergedDB {
+                converged = true
+                if convergedAfterBlocks == nil { convergedAfterBlocks = singleTalkBlocks }
+            } else if removal < options.convergedDB - options.hysteresisDB {
+                converged = false
+            }
+            if !converged {
+                target = attenuation
+                blocksAttenuated += 1
+            }
+        }
+        let start = gain, step = (target - start) / Float(max(output.count, 1))
+        for index in output.indices { output[index] *= start + step * Float(index + 1) }
+        gain = target
+    }
+
+    /// Forgets what it measured, as a fresh canceller would (after a reset of the canceller).
+    public func reset() {
+        for index in farPeaks.indices { farPeaks[index] = 0 }
+        microphoneAverage = 0
+        outputAverage = 0
+        gain = 1
+        converged = false
+        singleTalkBlocks = 0
+        convergedAfterBlocks = nil
+    }
+}
