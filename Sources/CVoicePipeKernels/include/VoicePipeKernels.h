@@ -147,6 +147,12 @@ void vp_interpolate_fma_reference(const float *x, const float *evenTaps, const f
 intptr_t vp_polyphase_fma_reference(const float *origin, const float *table, intptr_t rowLength,
                                     const vp_polyphase_walk *walk, vp_polyphase_position *position, float *output);
 
+/// The simulated room's direct-form convolution: output[n] = Σ_j reversedTaps[j]·work[n + j]
+/// for n < count, each sum in order of j (eight outputs at a time, one per lane, the scalar
+/// remainder the same sums), so the result does not depend on how the input is cut.
+void vp_room_convolve(const float *work, const float *reversedTaps, intptr_t tapCount, float *output, intptr_t count)
+    __attribute__((swift_name("roomConvolve(work:reversedTaps:tapCount:output:count:)")));
+
 #pragma clang assume_nonnull end
 
 #endif

@@ -16,7 +16,7 @@ public struct EchoConvergenceGuardOptions: Sendable, Hashable {
     /// A reference quieter than this (dBFS peak) is no far end: nothing to guard against.
     public var farActiveDBFS: Double
 
-    public init(convergedDB: Double = 25, attenuationDB: Double = 30, doubleTalkMarginDB: Double = 0, hysteresisDB: Double = 10,
+    public init(convergedDB: Double = 25, attenuationDB: Double = 30, doubleTalkMarginDB: Double = 6, hysteresisDB: Double = 10,
                 windowMilliseconds: Int = 250, farActiveDBFS: Double = -50) {
         self.convergedDB = convergedDB
         self.hysteresisDB = hysteresisDB
