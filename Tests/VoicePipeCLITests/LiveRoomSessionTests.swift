@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+import VoicePipeCore
+import VoicePipeIO
+import VoicePipeTestSupport
+
+/// `voicepipe session --room`: a live session in real time in a simulated room, the input file as
+/// the person speaking into it and the reply playing into it from the loudspeaker beside the
+/// microphone. The room (office: 0.4 s of reverberation, echo about 7 dB down, 60 ms latency, pink
+/// noise) is a real challenge: without echo control the embedded runtime hears its own reply and
+/// interrupts itself. These tests run in real time (about a minute each, in parallel).
+struct LiveRoomSessionTests {
+    /// The person: six utterances over 55 s, two of them started over a reply (1.5 s and 1.4 s into
+    /// it), the others after the reply has played out.
+    static func conversation(in directory: TemporaryDirectory) throws -> String {
+        let rate = 16_000
+        let utterances: [(String, Double)] = [
+            ("speech-22k05-mono-s16.wav", 0), ("speech-44k1-stereo-s16.wav", 8.5), ("speech-8k-mono-s16.wav", 13.2),
+            ("speech-48k-stereo-f32.wav", 24), ("speech-22k05-mono-s16.wav", 28.8), ("speech-44k1-stereo-s16.wav", 40),
+        ]
+        var talker = [Int16](repeating: 0, count: 55 * rate)
+        for (name, start) in utterances {
+            let speech = try SpeechSamples.capture(name)
+            let offset = Int(start * Double(rate))
+            for (index, sample) in speech.enumerated() where offset + index < talker.count { talker[offset + index] = sample }
+        }
+        let path = directory.path("conversation.wav")
+        let writer = try AudioFileWriter(path: path, sampleRate: 16_000, channelCount: 1, encoding: .int16)
+        try talker.withUnsafeBufferPointer { try writer.write($0) }
+        try writer.close()
+        return path
+    }
+
+    /// The figure after `label` in the summary ("self-interruptions: 0 (…)" gives 0).
+    static func figure(_ label: String, in output: String) -> Double? {
+        guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix(label) }) else { return nil }
+        return Double(line.dropFirst(label.count).prefix { $0.isNumber || $0 == "." || $0 == "-" })
+    }
+
+    @Test func withEchoControlTheRuntimeNeverInterruptsItselfAndBothBargeInsAreHonoured() async throws {
+        let directory = try TemporaryDirectory()
+        let talker = try Self.conversation(in: directory)
+        let result = try await CommandRunner.runOnOwnThread(["session", talker, "--room", "office", "--session-id", "s-room"])
+        #expect(result.status == 0, "\(result)")
+        let output = result.stdout
+        #expect(output.contains("room: office; echo control: speex"))
+        #expect(Self.figure("self-interruptions: ", in: output) == 0, "\(output)")
+        #expect(output.contains("barge-ins honoured: 2 of 2"), "\(output)")
+        #expect(output.contains("turns: 6 (6 spoken, 0 typed)"), "\(output)")
+        let erle = try #require(Self.figure("echo return loss enhancement: ", in: output), "\(output)")
+        #expect(erle >= 35, "ERLE \(erle) dB")
+        #expect(output.contains("session s-room ended cleanly"))
+    }
+
+    @Test func withoutEchoControlTheSameRoomMakesTheRuntimeInterruptItself() async throws {
+        let directory = try TemporaryDirectory()
+        let talker = try Self.conversation(in: directory)
+        let result = try await CommandRunner.runOnOwnThread(["session", talker, "--room", "office", "--echo", "off"])
+        #expect(result.status == 0, "\(result)")
+        let output = result.stdout
+        #expect(output.contains("room: office; echo control: off"))
+        let selfInterruptions = try #require(Self.figure("self-interruptions: ", in: output), "\(output)")
+        #expect(selfInterruptions >= 2, "\(output)")
+        #expect(!output.contains("echo return loss enhancement"))
+        // The runtime takes its own reply for the person: more turns than the person spoke.
+        let turns = try #require(Self.figure("turns: ", in: output))
+        #expect(turns > 6, "\(output)")
+    }
+
+    @Test func theBundledSampleShowsOneBargeInAndNoSelfInterruptionAndRecordsTheRoom() async throws {
+        let directory = try TemporaryDirectory()
+        let result = try await CommandRunner.runOnOwnThread(["session", CommandRunner.sample("room-barge-in-16k-mono-s16.wav"), "--room", "office",
+                                                             "--room-record", directory.path("")])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains("self-interruptions: 0"), "\(result.stdout)")
+        #expect(result.stdout.contains("barge-ins honoured: 1 of 1"), "\(result.stdout)")
+        // The four signals share one timeline: the microphone is the echo plus the near end plus
+        // the noise, and what was sent holds the near end but not the echo.
+        var signals: [String: [Float]] = [:]
+        for name in ["microphone", "near-end", "echo", "cleaned"] {
+            let (format, samples) = try AudioFiles.read(directory.path(name + ".wav"), as: Float.self)
+            #expect(format.sampleRate == 16_000 && format.channelCount == 1 && format.sampleType == .float32)
+            signals[name] = samples
+        }
+        let microphone = try #require(signals["microphone"]), nearEnd = try #require(signals["near-end"])
+        let echo = try #require(signals["echo"]), cleaned = try #require(signals["cleaned"])
+        #expect(microphone.count == nearEnd.count && microphone.count == echo.count)
+        #expect(abs(cleaned.count - microphone.count) < 1_024)
+        let noise = zip(microphone, zip(echo, nearEnd)).map { Double($0 - $1.0 - $1.1) }
+        let noiseDB = 10 * log10(noise.map { $0 * $0 }.reduce(0, +) / Double(noise.count))
+        #expect((-62 ... -50).contains(noiseDB), "the office's pink noise at −55 dBFS measured \(noiseDB) dB")
+        // Where only the echo sounds (the reply playing, the person silent, after the first 2 s
+        // of it), what was sent is at least 30 dB below what the microphone heard.
+        var heard = 0.0, sent = 0.0, echoBlocks = 0
+        for block in 0..<(min(cleaned.count, microphone.count) / 160) {
+            let range = (block * 160)..<((block + 1) * 160)
+            let echoEnergy = echo[range].map { Double($0 * $0) }.reduce(0, +) / 160
+            guard echoEnergy > 1e-5, nearEnd[range].allSatisfy({ $0 == 0 }) else { continue }
+            echoBlocks += 1
+            guard echoBlocks > 200 else { continue }
+            heard += microphone[range].map { Double($0 * $0) }.reduce(0, +)
+            sent += cleaned[range].map { Double($0 * $0) }.reduce(0, +)
+        }
+        #expect(echoBlocks > 250)
+        #expect(10 * log10(heard / sent) >= 30, "\(10 * log10(heard / sent)) dB")
+    }
+
+    @Test(arguments: [
+        (["--room", "office"], "'--room' needs an input file: the person speaking into the room", Int32(64)),
+        (["talk.wav", "--room", "attic"], "'--room': 'attic' is not a room: give a preset (car, office, kitchen) or option=value", 64),
+        (["talk.wav", "--room", "office,latency=0.5"], "latency (s)", 64),
+        (["talk.wav", "--room", "office,echo"], "'echo' is not a room", 64),
+        (["talk.wav", "--room", "rt60=0.3,color=blue"], "'color' is not a room option", 64),
+        (["talk.wav", "--room", "noise=purple:-40"], "the room's 'noise' takes white, pink, brown, babble or file:PATH", 64),
+        (["talk.wav", "--room", "ir=not-audio.wav"], "cannot use 'not-audio.wav' as the room's impulse response", 65),
+        (["talk.wav", "--room", "office", "--mic", "default"], "'--room' is its own microphone and speaker, in real time; it cannot be combined with '--mic'", 64),
+        (["talk.wav", "--room", "office", "--fast"], "cannot be combined with '--fast'", 64),
+        (["talk.wav", "--echo", "speex", "--out", "reply.wav"], "'--echo speex' cancels a speaker's sound in a microphone: it needs both '--mic' and '--speaker' (or '--room'); here there is nothing to cancel", 64),
+        (["talk.wav", "--room-record", "."], "'--room-record' records a simulated room: give '--room' too", 64),
+        (["talk.wav", "--room", "office", "--room-record", "missing-folder"], "cannot write into 'missing-folder': it is not a directory that exists", 73),
+    ] as [([String], String, Int32)])
+    func roomAndEchoOptionsThatCannotWorkAreRefusedBeforeAnythingRuns(arguments: [String], message: String, status: Int32) throws {
+        let directory = try TemporaryDirectory()
+        try "this is not audio".write(toFile: directory.path("not-audio.wav"), atomically: true, encoding: .utf8)
+        try FileManager.default.copyItem(atPath: CommandRunner.sample("room-barge-in-16k-mono-s16.wav"), toPath: directory.path("talk.wav"))
+        let result = try CommandRunner.run(["session"] + arguments, in: directory.url)
+        #expect(result.status == status, "\(result)")
+        #expect(result.stderr.contains(message), "\(result.stderr)")
+    }
+}
