@@ -329,7 +329,7 @@ struct CommandLineConventionTests {
         #expect(usage.status == 64 && usage.stderr.hasPrefix("voicepipe convert: missing <output>"))
     }
 
-    @Test(arguments: ["convert", "info", "encode", "decode", "devices", "record", "play"])
+    @Test(arguments: ["convert", "info", "encode", "decode", "devices", "record", "play", "room"])
     func everyHelpShowsExamplesAndExitStatusesWithin100Columns(command: String) throws {
         let help = try CommandRunner.run([command, "--help"])
         #expect(help.status == 0)
@@ -343,7 +343,7 @@ struct CommandLineConventionTests {
 
     /// Help and the parser read the same declarations: every option `--help` lists is one the
     /// command accepts (with a value where help shows one), and only those are.
-    @Test(arguments: ["session", "convert", "info", "encode", "decode", "devices", "record", "play"])
+    @Test(arguments: ["session", "convert", "info", "encode", "decode", "devices", "record", "play", "room"])
     func everyOptionHelpListsIsAcceptedAndNoOther(command: String) throws {
         let help = try CommandRunner.run([command, "--help"]).stdout
         let rows = help.components(separatedBy: "\nOPTIONS:\n").dropFirst().first?.components(separatedBy: "\n\n").first ?? ""
