@@ -95,6 +95,10 @@ public struct RoomSessionReport: Sendable, Hashable {
     public var blocksPassedThrough: Int
     /// Seconds of room time the microphone ran.
     public var seconds: Double
+    /// Periods in which the loudspeaker ran dry while playing (the reply output fell behind).
+    public var loudspeakerUnderruns: Int = 0
+    /// Speaker frames of silence the aligner put in for gaps between the periods played.
+    public var referenceGapFrames: Int = 0
 }
 
 /// A live session's devices in a simulated room, and the scoring of what happened in it.
@@ -177,7 +181,7 @@ public final class RoomSessionDevices: @unchecked Sendable {
             } catch {
                 throw .echo(error)
             }
-            stage.blockObserver = { microphone, cleaned, stamp in board.cleaned(microphone, cleaned, at: stamp.framePosition) }
+            stage.blockObserver = { microphone, reference, cleaned, stamp in board.cleaned(microphone, reference, cleaned, at: stamp.framePosition) }
             self.aligner = aligner
             self.stage = stage
         } else {
@@ -214,11 +218,15 @@ public final class RoomSessionDevices: @unchecked Sendable {
 
     /// The scores, once the session has ended (the microphone and the capture have stopped).
     public func report() -> RoomSessionReport {
-        board.report(stage: stage, aligner: aligner, sampleRate: options.room.captureRate)
+        var report = board.report(stage: stage, aligner: aligner, sampleRate: options.room.captureRate)
+        report.loudspeakerUnderruns = room.loudspeaker.underruns
+        report.referenceGapFrames = aligner?.gapFramesFilled ?? 0
+        return report
     }
 
-    /// Writes the microphone, near-end, echo and cleaned signals (16 kHz Float32 mono WAV, one
-    /// timeline, the cleaned one only with echo control) into `directory`, once the session has ended.
+    /// Writes the microphone, near-end, echo, reference and cleaned signals (16 kHz Float32 mono
+    /// WAV, one timeline; the reference, as the aligner gave it to the canceller, and the cleaned
+    /// signal only with echo control) into `directory`, once the session has ended.
     /// - Returns: the paths written.
     /// - Throws: ``AudioFileError`` when a file cannot be written.
     public func writeRecording(to directory: String) throws(AudioFileError) -> [String] {
@@ -247,7 +255,7 @@ private final class RoomScoreboard: @unchecked Sendable {
     private let nearEnergy: UnsafeMutableBufferPointer<Float>
     private let microphoneEnergy: UnsafeMutableBufferPointer<Float>
     private let cleanedEnergy: UnsafeMutableBufferPointer<Float>
-    private var microphone: [Float] = [], nearEnd: [Float] = [], echo: [Float] = [], cleanedSignal: [Float] = []
+    private var microphone: [Float] = [], nearEnd: [Float] = [], echo: [Float] = [], cleanedSignal: [Float] = [], referenceSignal: [Float] = []
     private let framesHeard = Atomic<Int>(0)
     /// The room frame at which the session last became ready; −1 while it is not ready.
     private let readySince = Atomic<Int>(-1)
@@ -293,13 +301,16 @@ private final class RoomScoreboard: @unchecked Sendable {
     }
 
     /// Converter thread: one block as the echo stage cleaned it.
-    func cleaned(_ microphone: UnsafeBufferPointer<Float>, _ cleaned: UnsafeBufferPointer<Float>, at frame: Int) {
+    func cleaned(_ microphone: UnsafeBufferPointer<Float>, _ reference: UnsafeBufferPointer<Float>, _ cleaned: UnsafeBufferPointer<Float>, at frame: Int) {
         let block = frame / EchoBlock.frameCount
         if block < blocks {
             microphoneEnergy[block] = Self.meanSquare(microphone)
             cleanedEnergy[block] = Self.meanSquare(cleaned)
         }
-        if keepsSignals { cleanedSignal.append(contentsOf: cleaned) }
+        if keepsSignals {
+            cleanedSignal.append(contentsOf: cleaned)
+            referenceSignal.append(contentsOf: reference)
+        }
     }
 
     func interrupted(atFrame frame: Int) {
@@ -313,7 +324,7 @@ private final class RoomScoreboard: @unchecked Sendable {
     }
 
     func signals(cleaned: Bool) -> [(String, [Float])] {
-        [("microphone", microphone), ("near-end", nearEnd), ("echo", echo)] + (cleaned ? [("cleaned", cleanedSignal)] : [])
+        [("microphone", microphone), ("near-end", nearEnd), ("echo", echo)] + (cleaned ? [("reference", referenceSignal), ("cleaned", cleanedSignal)] : [])
     }
 
     /// The near end counts as speaking in a block above −60 dBFS (mean square), the echo as

@@ -46,10 +46,10 @@ public final class EchoControlStage {
     /// Energy (sum of squares, full scale 1) of the microphone and of the cleaned signal, over every block.
     public private(set) var microphoneEnergy = 0.0
     public private(set) var cleanedEnergy = 0.0
-    /// Sees each 10 ms block as it was cleaned: the microphone's samples, the cleaned ones (both
-    /// full scale ±1, valid only during the call) and the block's stamp; on the stage's thread.
-    /// How a simulated room scores the echo removed, block by block, against what it knows.
-    public var blockObserver: ((_ microphone: UnsafeBufferPointer<Float>, _ cleaned: UnsafeBufferPointer<Float>, _ stamp: CapturedBlockStamp) -> Void)?
+    /// Sees each 10 ms block as it was cleaned: the microphone's samples, the aligned reference,
+    /// the cleaned samples (full scale ±1, valid only during the call) and the block's stamp; on
+    /// the stage's thread. How a simulated room scores the echo removed against what it knows.
+    public var blockObserver: ((_ microphone: UnsafeBufferPointer<Float>, _ reference: UnsafeBufferPointer<Float>, _ cleaned: UnsafeBufferPointer<Float>, _ stamp: CapturedBlockStamp) -> Void)?
 
     /// - Parameters:
     ///   - frameSamples: the length of the frames delivered (the capture's frame length).
@@ -141,7 +141,7 @@ public final class EchoControlStage {
         nearCount = 0
         nearStamp = CapturedBlockStamp(framePosition: stamp.framePosition + block,
                                        instant: stamp.instant + Int64(block) * 1_000_000_000 / Int64(EchoBlock.sampleRate.hertz))
-        blockObserver?(UnsafeBufferPointer(rebasing: near[0..<count]), UnsafeBufferPointer(rebasing: cleaned[0..<count]), stamp)
+        blockObserver?(UnsafeBufferPointer(rebasing: near[0..<count]), UnsafeBufferPointer(rebasing: far[0..<count]), UnsafeBufferPointer(rebasing: cleaned[0..<count]), stamp)
         for index in 0..<count {
             let input = near[index], output = cleaned[index]
             microphoneEnergy += Double(input * input)

@@ -319,8 +319,7 @@ public struct EmbeddedRuntimeCore: ~Copyable {
         let peak = recorder.append(chunk.samples, sampleRate: wireRate)
         lastAudioAt = now
         let level = PeakLevel(peak: peak, floatPeak: Float(peak) / 32_768)
-        // The samples, not only the peak: the gate follows the noise floor of the client's room.
-        switch gate.process(chunk.samples, level: level, sampleRate: chunk.sampleRate) {
+        switch gate.process(level, duration: .samples(chunk.samples.count, at: chunk.sampleRate)) {
         case .opened:
             interruptReply(at: now)
         case .closed(let speechEnd, _):

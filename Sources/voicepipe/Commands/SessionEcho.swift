@@ -91,6 +91,9 @@ struct LiveAudio {
             lines.append("barge-ins honoured: \(report.bargeInsHonoured) of \(report.bargeIns) (the person speaking over the reply)")
             if let drift = report.measuredDriftPPM { lines.append("clock drift measured: \(String(format: "%+.1f", drift)) ppm") }
             if report.blocksPassedThrough > 0 { lines.append("echo control failed on \(report.blocksPassedThrough) blocks, sent unprocessed") }
+            if report.loudspeakerUnderruns > 0 {
+                lines.append("the loudspeaker ran dry \(report.loudspeakerUnderruns) times (the reply output fell behind); \(report.referenceGapFrames) frames of reference silence filled in")
+            }
         } else if let stage, let backend {
             var line = "echo control (\(backend.rawValue)):"
             if let reduction = stage.energyReductionDB { line += " \(Self.decibels(reduction)) less energy sent than heard" }
