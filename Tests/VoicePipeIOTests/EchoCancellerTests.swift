@@ -16,6 +16,8 @@ struct EchoCancellerTests {
         case speexLinear = "speex (filter only)"
         case speex = "speex+res"
         case speexNS = "speex+res+ns"
+        case speexSpectral = "speex+spectral"
+        case speexSpectralNS = "speex+spectral+ns"
 
         var description: String { rawValue }
 
@@ -26,6 +28,8 @@ struct EchoCancellerTests {
             case .speexLinear: return try SpeexEchoCanceller(options: EchoControlOptions(noiseSuppression: false), residualEchoSuppression: false)
             case .speex: return try SpeexEchoCanceller(options: EchoControlOptions(noiseSuppression: false))
             case .speexNS: return try SpeexEchoCanceller(options: EchoControlOptions(noiseSuppression: true))
+            case .speexSpectral: return try SpeexEchoCanceller(options: EchoControlOptions(noiseSuppression: false), residual: .spectral)
+            case .speexSpectralNS: return try SpeexEchoCanceller(options: EchoControlOptions(noiseSuppression: true), residual: .spectral)
             }
         }
 
@@ -38,6 +42,7 @@ struct EchoCancellerTests {
             case .speexLinear: 13 // measured 16.3 … 31.0
             case .speex: 15       // measured 18.0 … 39.1
             case .speexNS: 15     // measured 18.6 … 45.5
+            case .speexSpectral, .speexSpectralNS: 35
             }
         }
 
@@ -47,6 +52,7 @@ struct EchoCancellerTests {
             switch self {
             case .webrtc, .webrtcNS: 4            // measured 3
             case .speexLinear, .speex, .speexNS: 8 // measured 2 … 7
+            case .speexSpectral, .speexSpectralNS: 8
             }
         }
 
@@ -62,6 +68,7 @@ struct EchoCancellerTests {
             case .webrtcNS: (-8, -22)    // measured −2.5 … −4.5 dB gain, −16.5 … −18.9 dB level
             case .speexLinear: (13, -1)  // measured 15.9 … 18.9 dB gain, −0.1 dB level
             case .speex, .speexNS: (13, -1) // measured 16.1 … 18.3 dB gain, −0.3 dB level
+            case .speexSpectral, .speexSpectralNS: (0, -3)
             }
         }
     }
@@ -87,7 +94,7 @@ struct EchoCancellerTests {
 
     /// The near end: another clip, time-reversed (speech-like but uncorrelated with the far end),
     /// from the end of single talk on, at the echo's level.
-    static func nearEnd(echo: [Float]) -> [Float] {
+    static func nearEnd(echo: [Float], singleTalkSeconds: Int = singleTalkSeconds) -> [Float] {
         guard let clip = try? speech("speech-48k-stereo-f32.wav") else { return [] }
         let reversed = Array(clip.reversed())
         let start = singleTalkSeconds * rate
@@ -318,6 +325,7 @@ struct EchoSpeechScoreTests {
         switch variant {
         case .webrtc, .webrtcNS: (-0.35, -0.4)
         case .speexLinear, .speex, .speexNS: (0.10, 0.4)
+        case .speexSpectral, .speexSpectralNS: (0, 0)
         }
     }
 
