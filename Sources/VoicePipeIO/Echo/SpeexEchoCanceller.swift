@@ -22,7 +22,7 @@ public enum SpeexResidualSuppression: String, Sendable, Hashable, CaseIterable, 
 /// ```
 ///  near Float ─▶ Int16 ─┐                          .preprocessor: speex_preprocess_run (echo state, NS, AGC)
 ///                       ├─▶ speex_echo_cancellation ─┤
-///  far  Float ─▶ Int16 ─┘   (filter: options' length) .spectral: ResidualEchoSuppressor(e, near − e)
+///  far  Float ─▶ Int16 ─┘   (filter: options' length) .spectral: ResidualEchoSuppressor(e, near − e, far)
 ///                                                        ─▶ speex_preprocess_run (NS, AGC only)
 ///                                                     ─▶ Float output
 /// ```
@@ -30,7 +30,15 @@ public enum SpeexResidualSuppression: String, Sendable, Hashable, CaseIterable, 
 /// Int16→Float is x/32768. Every buffer is allocated once, in `init`. With `.spectral` the output
 /// lags the microphone by ``ResidualEchoSuppressor/latencyFrames`` samples.
 public final class SpeexEchoCanceller: EchoCanceller {
-    public let name = "speex"
+    /// The backend's name as ``EchoBackend`` spells it: `speex` (with VoicePipe's suppressor),
+    /// `speex-preprocessor` or `speex-linear`.
+    public var name: String {
+        switch residual {
+        case .spectral: EchoBackend.speex.rawValue
+        case .preprocessor: EchoBackend.speexPreprocessor.rawValue
+        case .off: EchoBackend.speexLinear.rawValue
+        }
+    }
     /// The options it was built with.
     public let options: EchoControlOptions
     /// What suppresses the residual echo after the linear filter.
@@ -45,6 +53,8 @@ public final class SpeexEchoCanceller: EchoCanceller {
     private let suppressor: ResidualEchoSuppressor?
     private let error32: UnsafeMutablePointer<Float>
     private let estimate32: UnsafeMutablePointer<Float>
+    /// The reference block, kept for the suppressor (`far` may share the output's memory).
+    private let far32: UnsafeMutableBufferPointer<Float>
 
     /// Creates the canceller with speexdsp's preprocessor as the residual suppressor (true) or
     /// the linear filter alone (false); see ``init(options:residual:)``.
@@ -90,6 +100,8 @@ public final class SpeexEchoCanceller: EchoCanceller {
         suppressor = residual == .spectral ? ResidualEchoSuppressor(tuning: ResidualEchoSuppressor.Tuning(level: options.suppression)) : nil
         error32 = .allocate(capacity: EchoBlock.frameCount)
         estimate32 = .allocate(capacity: EchoBlock.frameCount)
+        far32 = .allocate(capacity: EchoBlock.frameCount)
+        far32.initialize(repeating: 0)
     }
 
     deinit {
@@ -100,6 +112,7 @@ public final class SpeexEchoCanceller: EchoCanceller {
         out16.deallocate()
         error32.deallocate()
         estimate32.deallocate()
+        far32.deallocate()
     }
 
     public func process(near: UnsafeBufferPointer<Float>, far: UnsafeBufferPointer<Float>, into output: UnsafeMutableBufferPointer<Float>) throws(EchoControlError) {
@@ -107,6 +120,7 @@ public final class SpeexEchoCanceller: EchoCanceller {
         for i in 0..<EchoBlock.frameCount {
             near16[i] = Self.int16(near[i])
             far16[i] = Self.int16(far[i])
+            if suppressor != nil { far32[i] = far[i] }
         }
         speex_echo_cancellation(echo, near16, far16, out16)
         guard let suppressor else {
@@ -122,7 +136,7 @@ public final class SpeexEchoCanceller: EchoCanceller {
         }
         try suppressor.process(error: UnsafeBufferPointer(start: error32, count: EchoBlock.frameCount),
                                echoEstimate: UnsafeBufferPointer(start: estimate32, count: EchoBlock.frameCount),
-                               into: output)
+                               farEnd: UnsafeBufferPointer(far32), into: output)
         guard let preprocessor else { return }
         for i in 0..<EchoBlock.frameCount { out16[i] = Self.int16(output[i]) }
         _ = speex_preprocess_run(preprocessor, out16)
