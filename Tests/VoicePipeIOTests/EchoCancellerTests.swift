@@ -16,6 +16,8 @@ struct EchoCancellerTests {
         case speexLinear = "speex (filter only)"
         case speex = "speex+res"
         case speexNS = "speex+res+ns"
+        case speexSpectral = "speex+spectral"
+        case speexSpectralNS = "speex+spectral+ns"
 
         var description: String { rawValue }
 
@@ -26,6 +28,8 @@ struct EchoCancellerTests {
             case .speexLinear: return try SpeexEchoCanceller(options: EchoControlOptions(noiseSuppression: false), residualEchoSuppression: false)
             case .speex: return try SpeexEchoCanceller(options: EchoControlOptions(noiseSuppression: false))
             case .speexNS: return try SpeexEchoCanceller(options: EchoControlOptions(noiseSuppression: true))
+            case .speexSpectral: return try SpeexEchoCanceller(options: EchoControlOptions(noiseSuppression: false), residual: .spectral)
+            case .speexSpectralNS: return try SpeexEchoCanceller(options: EchoControlOptions(noiseSuppression: true), residual: .spectral)
             }
         }
 
@@ -38,15 +42,22 @@ struct EchoCancellerTests {
             case .speexLinear: 13 // measured 16.3 … 31.0
             case .speex: 15       // measured 18.0 … 39.1
             case .speexNS: 15     // measured 18.6 … 45.5
+            // Measured 30.0 … 58.1 (with NS 30.5 … 86.1): 36–37 dB where the linear filter absorbs
+            // 60 ms of delay itself, 30 dB where that is also a 0.6 s room; aligned as the capture
+            // path aligns it, every room reaches 35 dB (EchoQualityMatrixTests).
+            case .speexSpectral, .speexSpectralNS: 27
             }
         }
 
         /// The latest second (1 s windows) from which every window stays within 3 dB of the
-        /// steady ERLE: the slowest measured plus one second.
-        var maximumConvergenceSeconds: Double {
+        /// steady ERLE: the slowest measured plus one second. Not pinned for the spectral
+        /// suppressor, whose gated windows swing by more than 3 dB around a steady 50–86 dB; its
+        /// time to converge is measured as the time to 20 dB, in EchoQualityMatrixTests.
+        var maximumConvergenceSeconds: Double? {
             switch self {
             case .webrtc, .webrtcNS: 4            // measured 3
             case .speexLinear, .speex, .speexNS: 8 // measured 2 … 7
+            case .speexSpectral, .speexSpectralNS: nil
             }
         }
 
@@ -62,6 +73,7 @@ struct EchoCancellerTests {
             case .webrtcNS: (-8, -22)    // measured −2.5 … −4.5 dB gain, −16.5 … −18.9 dB level
             case .speexLinear: (13, -1)  // measured 15.9 … 18.9 dB gain, −0.1 dB level
             case .speex, .speexNS: (13, -1) // measured 16.1 … 18.3 dB gain, −0.3 dB level
+            case .speexSpectral, .speexSpectralNS: (4, -6) // measured 6.7 … 8.5 dB gain, −2.3 … −2.9 dB level
             }
         }
     }
@@ -87,7 +99,7 @@ struct EchoCancellerTests {
 
     /// The near end: another clip, time-reversed (speech-like but uncorrelated with the far end),
     /// from the end of single talk on, at the echo's level.
-    static func nearEnd(echo: [Float]) -> [Float] {
+    static func nearEnd(echo: [Float], singleTalkSeconds: Int = singleTalkSeconds) -> [Float] {
         guard let clip = try? speech("speech-48k-stereo-f32.wav") else { return [] }
         let reversed = Array(clip.reversed())
         let start = singleTalkSeconds * rate
@@ -182,7 +194,9 @@ struct EchoCancellerTests {
             let figures = try Self.measure(variant, reverberationTime: room.reverberationTime, delayMilliseconds: room.delayMilliseconds)
             print("echo table: \(figures)")
             #expect(figures.erle >= variant.minimumERLE, "\(figures)")
-            #expect(figures.convergenceSeconds <= variant.maximumConvergenceSeconds, "\(figures)")
+            if let latest = variant.maximumConvergenceSeconds {
+                #expect(figures.convergenceSeconds <= latest, "\(figures)")
+            }
             #expect(figures.outputSDR - figures.microphoneSDR >= variant.doubleTalk.minimumGainDB, "\(figures)")
             #expect(figures.retainedLevel >= variant.doubleTalk.minimumLevelDB, "\(figures)")
         }
@@ -191,11 +205,10 @@ struct EchoCancellerTests {
 
 /// What each backend does beside cancelling: refusals, in-place output, reset, a near end alone.
 struct EchoCancellerBehaviourTests {
-    static let backends: [String] = ["webrtc", "speex"]
+    static let backends: [String] = EchoBackend.allCases.map(\.rawValue)
 
     static func make(_ name: String, options: EchoControlOptions = EchoControlOptions()) throws -> any EchoCanceller {
-        if name == "webrtc" { return try WebRTCEchoCanceller(options: options) }
-        return try SpeexEchoCanceller(options: options)
+        try #require(EchoBackend(rawValue: name), "no echo backend is named \(name)").make(options: options)
     }
 
     @Test(arguments: backends)
@@ -305,24 +318,32 @@ struct EchoCancellerBehaviourTests {
 /// The near end in double talk scored as listeners would: STOI and wideband PESQ against the clean
 /// near end, beside the microphone's own scores, through a Python helper (pystoi, pesq).
 struct EchoSpeechScoreTests {
-    static let python = ProcessInfo.processInfo.environment["VOICEPIPE_PYTHON"] ?? "python3"
+    /// VOICEPIPE_PYTHON, else the environment Scripts/setup makes (scripts/bootstrap runs it), else python3.
+    static let python: String = {
+        if let chosen = ProcessInfo.processInfo.environment["VOICEPIPE_PYTHON"] { return chosen }
+        let venv = CommandRunner.packageRoot.appendingPathComponent(".build/python/bin/python").path
+        return FileManager.default.isExecutableFile(atPath: venv) ? venv : "python3"
+    }()
     static let script = CommandRunner.packageRoot.appendingPathComponent("Tests/VoicePipeIOTests/Scripts/speech_scores.py").path
     static let available: Bool = (try? CommandRunner.run([python, "-c", "import pystoi, pesq"], executable: URL(fileURLWithPath: "/usr/bin/env")).status) == 0
 
     /// The least STOI and PESQ gain (output less microphone, in double talk on the room:
     /// T60 0.3 s, 60 ms, near end as loud as the echo) each variant holds: the measured gain less
-    /// a margin. The microphone scores STOI 0.84, PESQ 1.11; WebRTC 0.3 with noise suppression
+    /// a margin (for VoicePipe's spectral suppressor: the goal itself). The microphone scores STOI
+    /// 0.84, PESQ 1.11; WebRTC 0.3 with noise suppression
     /// took them to 0.54 and 1.04 (a loss pinned so a change shows, not a goal met); speexdsp to
     /// 0.98 and 1.78 (filter only) or 2.12 (with its preprocessor).
     static func minimumGain(_ variant: EchoCancellerTests.Variant) -> (stoi: Double, pesq: Double) {
         switch variant {
         case .webrtc, .webrtcNS: (-0.35, -0.4)
         case .speexLinear, .speex, .speexNS: (0.10, 0.4)
+        // The goal, no lower than the microphone: measured 0.861 and 1.19 (0.858 and 1.20 with NS).
+        case .speexSpectral, .speexSpectralNS: (0, 0)
         }
     }
 
-    @Test(.enabled(if: available, "needs pystoi and pesq: pip install -r Tests/VoicePipeIOTests/Scripts/requirements.txt, or set VOICEPIPE_PYTHON to a Python that has them"),
-          arguments: [EchoCancellerTests.Variant.webrtcNS, .speexLinear, .speexNS])
+    @Test(.enabled(if: available, "needs pystoi and pesq: run Tests/VoicePipeIOTests/Scripts/setup (scripts/bootstrap does), or set VOICEPIPE_PYTHON to a Python that has them"),
+          arguments: [EchoCancellerTests.Variant.webrtcNS, .speexLinear, .speexNS, .speexSpectral, .speexSpectralNS])
     func theNearEndInDoubleTalkKeepsItsIntelligibility(_ variant: EchoCancellerTests.Variant) throws {
         try #require(!EchoCancellerTests.far.isEmpty, "the bundled speech sample could not be read")
         let (near, microphone) = EchoCancellerTests.scene(reverberationTime: 0.3, delayMilliseconds: 60)

@@ -1,38 +1,76 @@
 import CSpeexDSP
 import VoicePipeCore
 
-/// speexdsp's echo canceller (a multidelay block frequency-domain filter) followed by its
-/// preprocessor, which suppresses the residual echo the filter leaves and, as the options say,
-/// noise and gain; one instance owns one `SpeexEchoState` and one `SpeexPreprocessState`.
+/// What follows speexdsp's linear filter to take away the echo it leaves behind.
+public enum SpeexResidualSuppression: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// The linear filter alone.
+    case off
+    /// speexdsp's preprocessor with the echo state: strong on some rooms, weak on long ones.
+    case preprocessor
+    /// VoicePipe's ``ResidualEchoSuppressor``: per-bin suppression only where the residual is
+    /// echo, so the near end survives double talk.
+    case spectral
+
+    public var description: String { rawValue }
+}
+
+/// speexdsp's echo canceller (a multidelay block frequency-domain filter) followed by a residual
+/// echo suppressor (speexdsp's preprocessor or VoicePipe's ``ResidualEchoSuppressor``) and, as
+/// the options say, noise suppression and gain control; one instance owns one `SpeexEchoState`
+/// and at most one `SpeexPreprocessState`.
 ///
 /// ```
-///  near Float ─▶ Int16 ─┐
-///                       ├─▶ speex_echo_cancellation ─▶ speex_preprocess_run ─▶ Int16 ─▶ Float output
-///  far  Float ─▶ Int16 ─┘      (filter: options' length)   (residual echo, NS, AGC)
+///  near Float ─▶ Int16 ─┐                          .preprocessor: speex_preprocess_run (echo state, NS, AGC)
+///                       ├─▶ speex_echo_cancellation ─┤
+///  far  Float ─▶ Int16 ─┘   (filter: options' length) .spectral: ResidualEchoSuppressor(e, near − e, far)
+///                                                        ─▶ speex_preprocess_run (NS, AGC only)
+///                                                     ─▶ Float output
 /// ```
 /// speexdsp works on Int16: Float→Int16 scales by 32768, rounds to nearest-even and saturates;
-/// Int16→Float is x/32768. The three Int16 blocks are allocated once, in `init`.
+/// Int16→Float is x/32768. Every buffer is allocated once, in `init`. With `.spectral` the output
+/// lags the microphone by ``ResidualEchoSuppressor/latencyFrames`` samples.
 public final class SpeexEchoCanceller: EchoCanceller {
-    public let name = "speex"
+    /// The backend's name as ``EchoBackend`` spells it: `speex` (with VoicePipe's suppressor),
+    /// `speex-preprocessor` or `speex-linear`.
+    public var name: String {
+        switch residual {
+        case .spectral: EchoBackend.speex.rawValue
+        case .preprocessor: EchoBackend.speexPreprocessor.rawValue
+        case .off: EchoBackend.speexLinear.rawValue
+        }
+    }
     /// The options it was built with.
     public let options: EchoControlOptions
-    /// Whether the preprocessor suppresses the residual echo (off: the linear filter alone).
-    public let residualEchoSuppression: Bool
+    /// What suppresses the residual echo after the linear filter.
+    public let residual: SpeexResidualSuppression
+    /// Whether anything suppresses the residual echo (false: the linear filter alone).
+    public var residualEchoSuppression: Bool { residual != .off }
     private let echo: OpaquePointer
     private var preprocessor: OpaquePointer?
     private let near16: UnsafeMutablePointer<Int16>
     private let far16: UnsafeMutablePointer<Int16>
     private let out16: UnsafeMutablePointer<Int16>
+    private let suppressor: ResidualEchoSuppressor?
+    private let error32: UnsafeMutablePointer<Float>
+    private let estimate32: UnsafeMutablePointer<Float>
+    /// The reference block, kept for the suppressor (`far` may share the output's memory).
+    private let far32: UnsafeMutableBufferPointer<Float>
+
+    /// Creates the canceller with speexdsp's preprocessor as the residual suppressor (true) or
+    /// the linear filter alone (false); see ``init(options:residual:)``.
+    public convenience init(options: EchoControlOptions = EchoControlOptions(), residualEchoSuppression: Bool) throws(EchoControlError) {
+        try self.init(options: options, residual: residualEchoSuppression ? .preprocessor : .off)
+    }
 
     /// Creates the canceller for 16 kHz mono 10 ms blocks.
     /// - Parameters:
     ///   - options: noise suppression, gain control, suppression level and filter length.
-    ///   - residualEchoSuppression: run the preprocessor's residual echo suppressor (default on);
-    ///     with it and noise suppression and gain control all off, no preprocessor runs.
+    ///   - residual: what suppresses the residual echo (default: speexdsp's preprocessor); with
+    ///     `.off` or `.spectral` and noise suppression and gain control both off, no preprocessor runs.
     /// - Throws: ``EchoControlError/filterLengthOutOfRange(milliseconds:)``,
     ///   ``EchoControlError/backendUnavailable(backend:reason:)`` when speexdsp cannot create its
     ///   state, ``EchoControlError/configurationRefused(backend:setting:code:)`` for a setting it refuses.
-    public init(options: EchoControlOptions = EchoControlOptions(), residualEchoSuppression: Bool = true) throws(EchoControlError) {
+    public init(options: EchoControlOptions = EchoControlOptions(), residual: SpeexResidualSuppression = .preprocessor) throws(EchoControlError) {
         let options = try options.validated()
         let frames = Int32(EchoBlock.frameCount)
         let taps = Int32(options.filterLengthMilliseconds * EchoBlock.frameCount / EchoBlock.milliseconds)
@@ -47,18 +85,23 @@ public final class SpeexEchoCanceller: EchoCanceller {
         }
         let preprocessor: OpaquePointer?
         do throws(EchoControlError) {
-            preprocessor = try Self.makePreprocessor(echo: echo, options: options, residualEchoSuppression: residualEchoSuppression)
+            preprocessor = try Self.makePreprocessor(echo: echo, options: options, residual: residual)
         } catch {
             speex_echo_state_destroy(echo)
             throw error
         }
         self.preprocessor = preprocessor
         self.options = options
-        self.residualEchoSuppression = residualEchoSuppression
+        self.residual = residual
         self.echo = echo
         near16 = .allocate(capacity: EchoBlock.frameCount)
         far16 = .allocate(capacity: EchoBlock.frameCount)
         out16 = .allocate(capacity: EchoBlock.frameCount)
+        suppressor = residual == .spectral ? ResidualEchoSuppressor(tuning: ResidualEchoSuppressor.Tuning(level: options.suppression)) : nil
+        error32 = .allocate(capacity: EchoBlock.frameCount)
+        estimate32 = .allocate(capacity: EchoBlock.frameCount)
+        far32 = .allocate(capacity: EchoBlock.frameCount)
+        far32.initialize(repeating: 0)
     }
 
     deinit {
@@ -67,6 +110,9 @@ public final class SpeexEchoCanceller: EchoCanceller {
         near16.deallocate()
         far16.deallocate()
         out16.deallocate()
+        error32.deallocate()
+        estimate32.deallocate()
+        far32.deallocate()
     }
 
     public func process(near: UnsafeBufferPointer<Float>, far: UnsafeBufferPointer<Float>, into output: UnsafeMutableBufferPointer<Float>) throws(EchoControlError) {
@@ -74,9 +120,26 @@ public final class SpeexEchoCanceller: EchoCanceller {
         for i in 0..<EchoBlock.frameCount {
             near16[i] = Self.int16(near[i])
             far16[i] = Self.int16(far[i])
+            if suppressor != nil { far32[i] = far[i] }
         }
         speex_echo_cancellation(echo, near16, far16, out16)
-        if let preprocessor { _ = speex_preprocess_run(preprocessor, out16) }
+        guard let suppressor else {
+            if let preprocessor { _ = speex_preprocess_run(preprocessor, out16) }
+            for i in 0..<EchoBlock.frameCount {
+                output[i] = Float(out16[i]) / 32768
+            }
+            return
+        }
+        for i in 0..<EchoBlock.frameCount {
+            error32[i] = Float(out16[i]) / 32768
+            estimate32[i] = Float(Int32(near16[i]) - Int32(out16[i])) / 32768
+        }
+        try suppressor.process(error: UnsafeBufferPointer(start: error32, count: EchoBlock.frameCount),
+                               echoEstimate: UnsafeBufferPointer(start: estimate32, count: EchoBlock.frameCount),
+                               farEnd: UnsafeBufferPointer(far32), into: output)
+        guard let preprocessor else { return }
+        for i in 0..<EchoBlock.frameCount { out16[i] = Self.int16(output[i]) }
+        _ = speex_preprocess_run(preprocessor, out16)
         for i in 0..<EchoBlock.frameCount {
             output[i] = Float(out16[i]) / 32768
         }
@@ -84,9 +147,10 @@ public final class SpeexEchoCanceller: EchoCanceller {
 
     public func reset() {
         speex_echo_state_reset(echo)
+        suppressor?.reset()
         // A fresh preprocessor forgets the noise and echo estimates; the old one stays if speexdsp
         // cannot make another (it only fails when memory runs out).
-        if let fresh = try? Self.makePreprocessor(echo: echo, options: options, residualEchoSuppression: residualEchoSuppression) {
+        if let fresh = try? Self.makePreprocessor(echo: echo, options: options, residual: residual) {
             if let preprocessor { speex_preprocess_state_destroy(preprocessor) }
             preprocessor = fresh
         }
@@ -101,7 +165,8 @@ public final class SpeexEchoCanceller: EchoCanceller {
     }
 
     /// The preprocessor for the options, or nil when it would do nothing.
-    private static func makePreprocessor(echo: OpaquePointer, options: EchoControlOptions, residualEchoSuppression: Bool) throws(EchoControlError) -> OpaquePointer? {
+    private static func makePreprocessor(echo: OpaquePointer, options: EchoControlOptions, residual: SpeexResidualSuppression) throws(EchoControlError) -> OpaquePointer? {
+        let residualEchoSuppression = residual == .preprocessor
         guard residualEchoSuppression || options.noiseSuppression || options.gainControl else { return nil }
         guard let state = speex_preprocess_state_init(Int32(EchoBlock.frameCount), Int32(EchoBlock.sampleRate.hertz)) else {
             throw .backendUnavailable(backend: "speex", reason: "speex_preprocess_state_init could not create its state")

@@ -5,18 +5,33 @@ import VoicePipeIO
 import VoicePipeSession
 
 /// `--echo`: which canceller cleans the microphone of the speaker's sound, or none.
-enum EchoSetting: String, CaseIterable, Sendable {
-    case webrtc
-    case speex
+enum EchoSetting: RawRepresentable, CaseIterable, Hashable, Sendable {
+    case backend(EchoBackend)
     case off
+
+    static var allCases: [EchoSetting] { EchoBackend.allCases.map { .backend($0) } + [.off] }
+
+    init?(rawValue: String) {
+        if rawValue == "off" {
+            self = .off
+        } else if let backend = EchoBackend(rawValue: rawValue) {
+            self = .backend(backend)
+        } else {
+            return nil
+        }
+    }
+
+    var rawValue: String {
+        switch self {
+        case .backend(let backend): backend.rawValue
+        case .off: "off"
+        }
+    }
 
     /// The backend, nil for `off`.
     var backend: EchoBackend? {
-        switch self {
-        case .webrtc: .webrtc
-        case .speex: .speex
-        case .off: nil
-        }
+        if case .backend(let backend) = self { return backend }
+        return nil
     }
 }
 
@@ -122,7 +137,7 @@ struct LiveAudio {
 extension SessionCommand.Options {
     static var echoOption: OptionBinding<Self> {
         .option("echo", "backend", \.echo, .choice,
-                help: "Cancel the speaker's sound in the microphone: speex (default with --mic and --speaker, or --room), webrtc, or off.")
+                help: "Cancel the speaker's sound in the microphone: speex (default with --mic and --speaker, or --room), webrtc, speex-preprocessor, speex-linear, or off.")
     }
     static var roomOption: OptionBinding<Self> {
         .option("room", "room", \.room, roomValue,
