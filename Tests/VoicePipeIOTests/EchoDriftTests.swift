@@ -152,7 +152,9 @@ struct EchoDriftTests {
     }
 
     /// Exact stamps: the drift measured within 2 ppm, ERLE at least 35 dB in every window
-    /// after convergence to the end; without following the drift the echo is back (measured 12 dB).
+    /// after convergence to the end; without following the drift the echo is back. Measured over
+    /// 10 minutes on the short path: 46–66 dB followed, 11–13 dB not; over 2 minutes in the
+    /// 0.3 s room: 40–56 dB followed, 19–21 dB not.
     @Test(arguments: [100.0, -100.0])
     func theAlignerMeasuresTheDriftAndTheEchoStaysRemovedToTheEnd(microphonePPM: Double) throws {
         let recording = try Self.record(microphonePPM: microphonePPM, seconds: Self.minutes * 60, impulse: Self.impulse(), jitterSeconds: 0)
@@ -168,20 +170,30 @@ struct EchoDriftTests {
             #expect(erle >= 35, "window \(index) (from \(Self.convergence + index * Self.window) s): \(erle) dB")
         }
         let last = try #require(followed.erle.last.flatMap { followed in unfollowed.erle.last.map { (followed, $0) } })
-        #expect(last.1 < 20, "not followed, the last window: \(unfollowed.erle)")
+        #expect(last.1 < 25, "not followed, the last window: \(unfollowed.erle)")
         #expect(last.0 - last.1 >= 20, "followed \(last.0) dB against \(last.1) dB")
     }
 
-    /// Stamps with ±1 ms of uniform jitter (each instant, both devices): the drift is still
-    /// measured within 2 ppm, but the clock lines move with the jitter while they settle and
-    /// the reference moves with them; measured, not yet a goal met (see the report's figures).
-    @Test func withJitteredStampsTheDriftIsMeasuredAndTheFiguresArePrinted() throws {
-        let recording = try Self.record(microphonePPM: 100, seconds: Self.minutes * 60, impulse: Self.impulse(), jitterSeconds: 0.001)
+    /// Stamps with uniform jitter on each instant of both devices (±0.1 ms, as a driver's
+    /// hardware timestamps give; ±1 ms, as "now − delay" taken after a scheduling delay may):
+    /// the drift is still measured within 2 ppm. With ±0.1 ms the echo stays removed as with
+    /// exact stamps (measured 43–59 dB); with ±1 ms the clock lines move with the jitter while
+    /// they settle, and the reference with them: measured 28–34 dB for the first 50 s and
+    /// 31–53 dB over ten minutes, printed, not held to the goal.
+    @Test(arguments: [0.0001, 0.001])
+    func withJitteredStampsTheDriftIsStillMeasured(jitterSeconds: Double) throws {
+        let recording = try Self.record(microphonePPM: 100, seconds: Self.minutes * 60, impulse: Self.impulse(), jitterSeconds: jitterSeconds)
         let followed = try Self.stream(recording, compensatesDrift: true)
         let unfollowed = try Self.stream(recording, compensatesDrift: false)
-        print("microphone 100 ppm, ±1 ms stamps, \(Self.minutes) min, \(Self.roomName), drift followed: \(Self.describe(followed))")
-        print("microphone 100 ppm, ±1 ms stamps, \(Self.minutes) min, \(Self.roomName), drift not followed: \(Self.describe(unfollowed))")
+        let room = "microphone 100 ppm, ±\(jitterSeconds * 1000) ms stamps, \(Self.minutes) min, \(Self.roomName)"
+        print("\(room), drift followed: \(Self.describe(followed))")
+        print("\(room), drift not followed: \(Self.describe(unfollowed))")
         let drift = try #require(followed.driftPPM)
         #expect(abs(drift - Self.expectedDrift(microphonePPM: 100)) <= 2, "measured \(drift) ppm")
+        if jitterSeconds <= 0.0001 {
+            for (index, erle) in followed.erle.enumerated() {
+                #expect(erle >= 35, "window \(index) (from \(Self.convergence + index * Self.window) s): \(erle) dB")
+            }
+        }
     }
 }
