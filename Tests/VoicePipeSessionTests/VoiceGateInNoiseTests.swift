@@ -6,9 +6,9 @@ import VoicePipeTestSupport
 
 /// Turns counted by the fixed and the adaptive voice gate on speech in brown, pink and babble
 /// noise: three bundled utterances separated by 1.2 s pauses, after 1.5 s of noise alone, at
-/// speech levels from −20 to −50 dBFS (RMS over the utterances) and 20, 10 and 5 dB SNR (the
-/// noise's RMS below the speech's). A count is right when there is one turn per utterance and
-/// each opens inside its own utterance.
+/// speech levels from −20 to −50 dBFS in 5 dB steps (RMS over the utterances) and 20, 10 and
+/// 5 dB SNR (the noise's RMS below the speech's). A count is right when there is one turn per
+/// utterance and each opens inside its own utterance. README's "Voice gate in noise" has the table.
 struct VoiceGateInNoiseTests {
     enum Noise: String, CaseIterable, Sendable { case brown, pink, babble }
 
@@ -20,7 +20,7 @@ struct VoiceGateInNoiseTests {
 
     static let rate = 16_000
     static let frame = 512
-    static let levels: [Double] = [-20, -30, -40, -50]
+    static let levels: [Double] = [-20, -25, -30, -35, -40, -45, -50]
     static let snrs: [Double] = [20, 10, 5]
 
     /// The bundled utterances at 16 kHz, full scale 1.0, their digital silence trimmed.
@@ -31,20 +31,24 @@ struct VoiceGateInNoiseTests {
         return samples[first...max(first, last)].map { Double($0) / 32_768 }
     }
 
-    /// Unit-RMS noise of each kind, long enough for any scene (babble from a fourth recording).
-    static let noises: [Noise: [Double]] = {
+    /// Unit-RMS noise of each kind, long enough for any scene (babble from a fourth recording);
+    /// `variant` 0 is the table's, others draw other noise (other babble talkers' starts and gains).
+    static func noises(variant: UInt64) -> [Noise: [Double]] {
         let frames = 16 * rate
         let voice = ((try? SpeechSamples.capture("speech-44k1-stereo-s16.wav")) ?? []).map { Double($0) / 32_768 }
         return [
-            .brown: Signals.brownNoise(rms: 1, frames: frames, seed: 11),
-            .pink: Signals.pinkNoise(rms: 1, frames: frames, seed: 12),
-            .babble: Signals.babble(from: voice, talkers: 8, rms: 1, frames: frames, seed: 13),
+            .brown: Signals.brownNoise(rms: 1, frames: frames, seed: 11 + 100 * variant),
+            .pink: Signals.pinkNoise(rms: 1, frames: frames, seed: 12 + 100 * variant),
+            .babble: Signals.babble(from: voice, talkers: 8, rms: 1, frames: frames, seed: 13 + 100 * variant),
         ]
-    }()
+    }
+
+    static let noises = noises(variant: 0)
 
     /// Utterances at `speechDBFS` (RMS over their samples) with pauses of `pause`, under noise
     /// at `noiseDBFS` (RMS), starting and ending with `lead` of noise alone.
-    static func scene(_ noise: Noise, speechDBFS: Double, noiseDBFS: Double, count: Int = 3, pause: Double = 1.2, lead: Double = 1.5) -> Scene {
+    static func scene(_ noise: Noise, speechDBFS: Double, noiseDBFS: Double, count: Int = 3, pause: Double = 1.2, lead: Double = 1.5,
+                      noises: [Noise: [Double]] = VoiceGateInNoiseTests.noises) -> Scene {
         let spoken = utterances.prefix(count)
         let speechRMS = Measurement.rms(spoken.flatMap { $0 })
         let gain = Signals.amplitude(dBFS: speechDBFS) / speechRMS
@@ -193,11 +197,42 @@ struct VoiceGateInNoiseTests {
         for utterance in Self.utterances { #expect(utterance.count > 2 * Self.rate, "\(utterance.count)") }
     }
 
-    @Test func theAdaptiveGateCountsEveryTurnAtTwentyAndTenDecibelsSNR() {
+    @Test func theAdaptiveGateCountsEveryTurnAtTwentyTenAndFiveDecibelsSNR() {
         Self.printTable()
-        for cell in Self.table where cell.snr >= 10 {
+        for cell in Self.table {
             #expect(cell.adaptiveRight, "\(cell.noise) at \(cell.level) dBFS, \(cell.snr) dB SNR: \(cell.adaptive) turns")
         }
+    }
+
+    /// Where the adaptive gate still miscounts, all babble at 5 dB SNR, measured over three noise
+    /// draws and three pause lengths at every level from −20 to −50 dBFS (the same cells fail
+    /// at every level, since the margins are relative to the floor): draw 2 splits the second
+    /// utterance at every pause length (a run of its quieter syllables stays 5–9 dB above the
+    /// babble's floor for over 0.5 s, inside babble's own spread of about 10 dB), and draw 0
+    /// merges the last two utterances across a 0.8 s pause (babble peaks hold the turn open).
+    static let knownFailures: Set<String> = ["babble 5 dB draw 0 pause 0.8 s", "babble 5 dB draw 2 pause 0.8 s",
+                                             "babble 5 dB draw 2 pause 1.2 s", "babble 5 dB draw 2 pause 2.0 s"]
+
+    /// Other noise draws and pauses (0.8, 1.2 and 2.0 s) at −30 dBFS: every count right but the
+    /// ``knownFailures``, which the printout lists with their counts.
+    @Test func otherNoiseDrawsAndPausesCountRightButTheKnownBabbleCells() {
+        var lines = ["voice gate, adaptive, speech at -30 dBFS, other noise draws and pauses (3 utterances):"]
+        for variant in UInt64(0)..<3 {
+            let noises = Self.noises(variant: variant)
+            for noise in Noise.allCases {
+                for snr in Self.snrs {
+                    for pause in [0.8, 1.2, 2.0] {
+                        let scene = Self.scene(noise, speechDBFS: -30, noiseDBFS: -30 - snr, pause: pause, noises: noises)
+                        let turns = Self.turns(scene, VoiceGateOptions())
+                        let name = "\(noise) \(Int(snr)) dB draw \(variant) pause \(pause) s"
+                        let right = Self.isRight(turns, for: scene)
+                        if !right { lines.append("  \(name): \(turns.count) turns" + (Self.knownFailures.contains(name) ? " (known)" : "")) }
+                        if !Self.knownFailures.contains(name) { #expect(right, "\(name): \(turns.count) turns") }
+                    }
+                }
+            }
+        }
+        print(lines.joined(separator: "\n"))
     }
 }
 

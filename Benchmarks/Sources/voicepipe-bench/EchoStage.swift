@@ -13,6 +13,9 @@ struct EchoStageRow: Codable {
     var shareOfOneCore: Double
     /// Microphone energy over cleaned energy, whole stream (convergence included), in dB.
     var energyReductionDB: Double?
+    /// Heap allocations per 512-sample frame in steady state (the last 4 s, the drift measured),
+    /// render side and capture side together.
+    var allocationsPerFrame: Double?
 }
 
 /// The echo stage (`EchoControlStage`: aligner reference, backend, re-framing into 512-sample
@@ -70,23 +73,39 @@ final class EchoStageBenchmark {
             let perPass = item.timed.cpuPerPass
             let perSecond = Spread(median: perPass.median / Double(Self.seconds), min: perPass.min / Double(Self.seconds),
                                    max: perPass.max / Double(Self.seconds))
-            let reduction = Self.stream(recording, through: item.make)?.energyReductionDB
+            var allocations: UInt64 = 0
+            let stage = Self.stream(recording, through: item.make, countingFrom: Self.steadyBlock, allocations: &allocations)
+            let frames = Double((recording.captured.count - Self.steadyBlock) * 160) / 512
             return EchoStageRow(name: item.name, backend: item.backend, cpuPerAudioSecond: perSecond,
-                                shareOfOneCore: perSecond.median, energyReductionDB: reduction)
+                                shareOfOneCore: perSecond.median, energyReductionDB: stage?.energyReductionDB,
+                                allocationsPerFrame: stage.map { _ in Double(allocations) / frames })
         }
     }
 
+    /// The first block of the steady state: 6 s in, past the clocks' 5 s minimum span.
+    static let steadyBlock = 600
+
     /// The whole recording through a fresh stage; nil when the backend could not be made.
     private static func stream(_ recording: Recording, through make: () throws -> any EchoCanceller) -> EchoControlStage? {
+        var allocations: UInt64 = 0
+        return stream(recording, through: make, countingFrom: recording.captured.count, allocations: &allocations)
+    }
+
+    /// The whole recording through a fresh stage, counting heap allocations from block `countingFrom` on.
+    private static func stream(_ recording: Recording, through make: () throws -> any EchoCanceller, countingFrom: Int,
+                               allocations: inout UInt64) -> EchoControlStage? {
         guard let canceller = try? make(), let aligner = try? EchoReferenceAligner(playbackRate: 24_000),
               let stage = try? EchoControlStage(canceller: canceller, reference: aligner, frameSamples: 512) else { return nil }
         for index in recording.captured.indices {
-            recording.played[index].withUnsafeBufferPointer {
-                aligner.submit(PlayedPeriod(samples: $0, sampleRate: 24_000, stamp: recording.playedStamps[index]))
+            func step() {
+                recording.played[index].withUnsafeBufferPointer {
+                    aligner.submit(PlayedPeriod(samples: $0, sampleRate: 24_000, stamp: recording.playedStamps[index]))
+                }
+                recording.captured[index].withUnsafeBufferPointer { block in
+                    stage.process(block, stamp: recording.capturedStamps[index]) { frame, level in BlackHole.consume(level.peak + frame.count) }
+                }
             }
-            recording.captured[index].withUnsafeBufferPointer { block in
-                stage.process(block, stamp: recording.capturedStamps[index]) { frame, level in BlackHole.consume(level.peak + frame.count) }
-            }
+            if index >= countingFrom { allocations += countAllocations(step) } else { step() }
         }
         stage.flush { frame, level in BlackHole.consume(level.peak + frame.count) }
         return stage
@@ -116,14 +135,15 @@ final class EchoStageBenchmark {
         func line(_ s: String = "") { out += s + "\n" }
         line("## 6. Echo control: the capture path's echo stage")
         line()
-        line("`EchoControlStage` with each backend on 10 s of a simulated room (the reply at 24 kHz through 60 ms of latency and a 0.3 s room, heard 10 dB down at 16 kHz), fed period by period with the devices' stamps as the live path is: the aligner's reference, the backend, the re-framing into 512-sample frames and their peaks. Each pass builds a fresh stage and backend. **CPU per audio second** = median (min–max); **of one core** = the median as a share of one core (the goal is at most 1 %). **reduction** = microphone energy over cleaned energy over the whole stream, convergence included.")
+        line("`EchoControlStage` with each backend on 10 s of a simulated room (the reply at 24 kHz through 60 ms of latency and a 0.3 s room, heard 10 dB down at 16 kHz), fed period by period with the devices' stamps as the live path is: the aligner's reference, the backend, the re-framing into 512-sample frames and their peaks. Each pass builds a fresh stage and backend. **CPU per audio second** = median (min–max); **of one core** = the median as a share of one core (the goal is at most 1 %). **reduction** = microphone energy over cleaned energy over the whole stream, convergence included. **allocations per frame** = heap allocations of the render and capture sides together per 512-sample frame over the last 4 s (steady state, the drift measured; the goal is 0).")
         line()
-        line("| contender | backend | CPU ms per audio second | of one core | reduction |")
-        line("|---|---|---:|---:|---:|")
+        line("| contender | backend | CPU ms per audio second | of one core | reduction | allocations per frame |")
+        line("|---|---|---:|---:|---:|---:|")
         for row in rows {
             let cpu = Format.spread(row.cpuPerAudioSecond) { Format.significant($0 * 1000) }
             let reduction = row.energyReductionDB.map { Format.significant($0) + " dB" } ?? "–"
-            line("| \(row.name) | \(row.backend) | \(cpu) | \(Format.significant(row.shareOfOneCore * 100)) % | \(reduction) |")
+            let allocations = row.allocationsPerFrame.map { $0 == 0 ? "0" : Format.significant($0) } ?? "–"
+            line("| \(row.name) | \(row.backend) | \(cpu) | \(Format.significant(row.shareOfOneCore * 100)) % | \(reduction) | \(allocations) |")
         }
         line()
     }

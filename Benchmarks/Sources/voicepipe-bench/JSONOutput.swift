@@ -32,6 +32,8 @@ struct RunResults: Codable {
     var hostileJSON: [HostileJSONGrowthRow] = []
     /// The capture path's echo stage with each backend.
     var echoStage: [EchoStageRow] = []
+    /// The echo stage over ten minutes of clock drift.
+    var echoDrift: [EchoDriftRow] = []
     /// Wall seconds of each section and of the whole run.
     var sectionSeconds: [String: Double] = [:]
     var totalSeconds: Double = 0

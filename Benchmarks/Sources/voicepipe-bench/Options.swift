@@ -33,7 +33,8 @@ struct Options {
     e2e/voicepipe-vs-sox, quality/<workload>/<contender>, response/C1/<contender>,
     json-decode/<string-line|60000-unknown-fields>,
     json-hostile/<keys|array|escapes|fraction-digits|integer-digits|nesting> (each at n and 10n),
-    echo/<webrtc|webrtc+ns|speex|speex+res|speex+res+ns|pass-through>.
+    echo/<webrtc|webrtc+ns|speex|speex+res|speex+res+ns|pass-through>, echo/drift (ten minutes of
+    clock drift through the echo stage, measured, not timed).
     Install the peers first: Benchmarks/scripts/install-peers.
     """
 

@@ -39,6 +39,7 @@ enum Report {
         if !r.jsonDecode.isEmpty { jsonDecode(r.jsonDecode, &out) }
         if !r.hostileJSON.isEmpty { hostileJSONGrowth(r.hostileJSON, &out) }
         if !r.echoStage.isEmpty { EchoStageBenchmark.table(r.echoStage, &out) }
+        if !r.echoDrift.isEmpty { EchoDriftBenchmark.table(r.echoDrift, &out) }
         if !plots.isEmpty {
             line("## Plots")
             line()

@@ -103,8 +103,13 @@ section("echo stage") {
     results.echoStage = benchmark.rows()
 }
 
+section("echo drift") {
+    guard options.selects(EchoDriftBenchmark.name) else { return }
+    results.echoDrift = EchoDriftBenchmark.rows(progress: progress)
+}
+
 if results.throughput.isEmpty && results.kernels.isEmpty && results.endToEnd == nil && results.quality == nil && results.jsonDecode.isEmpty
-    && results.hostileJSON.isEmpty && results.echoStage.isEmpty {
+    && results.hostileJSON.isEmpty && results.echoStage.isEmpty && results.echoDrift.isEmpty {
     fputs("voicepipe-bench: no benchmark name contains '\(options.filter ?? "")' (see --help for the names)\n", stderr)
     exit(64)
 }
