@@ -59,7 +59,9 @@ struct RoomSessionTests {
 
         let session = Process()
         session.executableURL = CommandRunner.binary
-        session.arguments = ["session", "--mic", "room_mic", "--speaker", "room_speaker", "--log", log, "--session-id", "s-room"]
+        // Echo control off: the reply the room reads is then exactly the turn the runtime heard
+        // (echo control on would send its cleaned signal, digital silence where it removed noise).
+        session.arguments = ["session", "--mic", "room_mic", "--speaker", "room_speaker", "--log", log, "--session-id", "s-room", "--echo", "off"]
         session.environment = ProcessInfo.processInfo.environment.merging(["ALSA_CONFIG_PATH": configuration]) { $1 }
         let timeline = Pipe(), sessionErrors = Pipe()
         session.standardOutput = timeline

@@ -10,7 +10,7 @@ struct SessionCommand: Command {
     static let abstract = "Run a voice session: speech from a file or microphone through a runtime, the reply to a file or speaker."
     static var help: String {
         HelpText.make(
-            usage: "voicepipe session [<input>] [--text <text>]... [--out <file.wav>] [--log <file.jsonl>] [--fast] [--stdio | --runtime-command <cmd> | --url <ws(s)://host[:port]/path>] [--mic <device>] [--speaker <device>] [--context <key=value>]...",
+            usage: "voicepipe session [<input>] [--text <text>]... [--out <file.wav>] [--log <file.jsonl>] [--fast] [--stdio | --runtime-command <cmd> | --url <ws(s)://host[:port]/path>] [--mic <device>] [--speaker <device>] [--echo <backend>] [--room <room>] [--room-record <dir>] [--context <key=value>]...",
             abstract: abstract,
             discussion: """
             The input file (any format 'convert' reads; '-' is standard input) goes through the capture path
@@ -31,7 +31,13 @@ struct SessionCommand: Command {
             The timeline shows each state change, transcripts, tool calls (over-budget ones marked),
             info cards as tables, escalation and keep-alives; the summary gives turns, audio both ways
             and the turn latency (end of speech to first reply audio) per turn, median and 95th
-            percentile. Ctrl-C ends the session (session.end, then the wait for the runtime); a second
+            percentile.
+
+            With --mic and --speaker, echo control (--echo, speex by default) removes the speaker's
+            sound from the microphone before frames are sent. --room runs the session live in a
+            simulated room instead: the input file is the person speaking into it, the reply plays
+            into it, and the summary adds echo return loss enhancement, self-interruptions and
+            barge-ins honoured; --room-record keeps the room's signals. Ctrl-C ends the session (session.end, then the wait for the runtime); a second
             stops waiting, still finishing the reply file and the log; a third quits at once.
             """,
             examples: [
@@ -41,6 +47,8 @@ struct SessionCommand: Command {
                 "voicepipe session take.wav --url wss://runtime.example.com/voice --header 'Authorization: Bearer $TOKEN'",
                 "voicepipe session take.wav --url 'wss://bedrock-agentcore.us-west-2.amazonaws.com/runtimes/<arn>/ws' --aws-sigv4 presign --rotate-after 420",
                 "voicepipe session --mic default --speaker default",
+                "voicepipe session Samples/Audio/room-barge-in-16k-mono-s16.wav --room office --room-record .build",
+                "voicepipe session take.wav --room kitchen,drift=100 --echo webrtc",
             ],
             bindings: Options.bindings)
             + "\n  75  the runtime failed, or did not answer in time (EX_TEMPFAIL)"
