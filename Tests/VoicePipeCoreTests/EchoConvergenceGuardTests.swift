@@ -56,9 +56,9 @@ struct EchoConvergenceGuardTests {
     @Test func onceTheCancellerRemovesEnoughTheGuardStandsAsideAndAPersonLouderThanTheEchoPasses() {
         let guardStage = EchoConvergenceGuard()
         let far = Self.tone(0.5), echo = Self.tone(0.2)
-        // A canceller that removes 40 dB: converged at the first single-talk block, and over 4 s
+        // A canceller that removes 50 dB: converged at the first single-talk block, and over 4 s
         // the echo path's gain (0.2 against 0.5) learnt: it comes down from 0 dB by 0.5 % a block.
-        let cleaned = echo.map { $0 / 100 }
+        let cleaned = echo.map { $0 / 316.2 }
         for _ in 0..<400 { #expect(Self.apply(guardStage, near: echo, far: far, output: cleaned) == cleaned) }
         #expect(guardStage.convergedAfterBlocks == 1)
         #expect(guardStage.blocksAttenuated == 0)
@@ -73,9 +73,9 @@ struct EchoConvergenceGuardTests {
     @Test func aBurstOfEchoTheConvergedCancellerLetsThroughIsHeldBackInItsOwnBlock() {
         let guardStage = EchoConvergenceGuard()
         let far = Self.tone(0.5), echo = Self.tone(0.2)
-        for _ in 0..<30 { _ = Self.apply(guardStage, near: echo, far: far, output: echo.map { $0 / 100 }) }
-        // One block where the canceller removes only 10 dB (sound it has not learnt).
-        let burst = echo.map { $0 / 3.16 }
+        for _ in 0..<30 { _ = Self.apply(guardStage, near: echo, far: far, output: echo.map { $0 / 316.2 }) }
+        // One block where the canceller removes only 30 dB (sound it has not learnt, or a loud echo).
+        let burst = echo.map { $0 / 31.62 }
         _ = Self.apply(guardStage, near: echo, far: far, output: burst)
         let next = Self.apply(guardStage, near: echo, far: far, output: burst)
         let attenuation = 20 * Elementary.log10(Double(Self.peak(burst) / Self.peak(next)))

@@ -8,9 +8,8 @@ public struct EchoConvergenceGuardOptions: Sendable, Hashable {
     /// ``windowMilliseconds``, times the echo path's learnt peak gain, to count as the person
     /// speaking (dB; Geigel's detector with the path's gain learnt, 0 dB before it is).
     public var doubleTalkMarginDB: Double
-    /// Once converged, how far the removal must fall below ``convergedDB`` before the guard acts
-    /// again (dB), over about 0.2 s of single talk, or in one block (a burst of echo the filter
-    /// has not learnt, from sound it has not played before).
+    /// Once converged, how far the removal (over about 0.2 s of single talk) must fall below
+    /// ``convergedDB`` before the guard counts the canceller as unconverged again (dB).
     public var hysteresisDB: Double
     /// How far back the loudest reference is looked for: the echo path's length.
     public var windowMilliseconds: Int
@@ -37,11 +36,14 @@ public struct EchoConvergenceGuardOptions: Sendable, Hashable {
 /// talk (Geigel's detector: the microphone no louder than the loudest recent reference times the
 /// echo path's gain, which it learns from echo removed well), and while that is under
 /// ``EchoConvergenceGuardOptions/convergedDB`` it attenuates those blocks; once converged, it
-/// still holds back a single-talk block with a burst of residual echo. Blocks in which the person
-/// speaks louder than the echo path makes the reference, or with no reference, pass untouched. Gains ramp across each block,
-/// so the guard adds no clicks. One thread; nothing allocated after `init`.
+/// still holds back a single-talk block the canceller removed less than 10 dB beyond that from (a
+/// burst of echo from sound it has not learnt, or an echo as loud as a car's). Blocks in which the person
+/// speaks louder than the echo path makes the reference, or with no reference, pass untouched.
+/// Gains ramp over 2 ms, so the guard adds no clicks. One thread; nothing allocated after `init`.
 public final class EchoConvergenceGuard {
     public let options: EchoConvergenceGuardOptions
+    /// Frames over which a change of gain ramps (2 ms at 16 kHz).
+    static let rampFrames = 32
     private let farPeaks: UnsafeMutableBufferPointer<Float>
     private var farIndex = 0
     private var microphoneAverage = 0.0
@@ -72,7 +74,7 @@ public final class EchoConvergenceGuard {
         doubleTalkRatio = Float(Elementary.amplitudeRatio(decibels: options.doubleTalkMarginDB))
         farActive = Float(Elementary.amplitudeRatio(decibels: options.farActiveDBFS))
         convergedRatio = Elementary.amplitudeRatio(decibels: 2 * options.convergedDB)
-        burstRatio = Elementary.amplitudeRatio(decibels: 2 * (options.convergedDB - options.hysteresisDB))
+        burstRatio = Elementary.amplitudeRatio(decibels: 2 * (options.convergedDB + 10))
     }
 
     deinit { farPeaks.deallocate() }
@@ -125,8 +127,9 @@ public final class EchoConvergenceGuard {
                 blocksAttenuated += 1
             }
         }
-        let start = gain, step = (target - start) / Float(max(output.count, 1))
-        for index in output.indices { output[index] *= start + step * Float(index + 1) }
+        // A 2 ms ramp: short enough that a burst's first samples are held back too.
+        let start = gain, ramp = min(output.count, Self.rampFrames), step = (target - start) / Float(max(ramp, 1))
+        for index in output.indices { output[index] *= index < ramp ? start + step * Float(index + 1) : target }
         gain = target
     }
 
