@@ -170,16 +170,9 @@ public enum RoomDescription {
 
     /// A measured response from an audio file, resampled to the capture rate.
     private static func impulseResponse(path: String, captureRate: SampleRate) throws(Failure) -> RoomImpulseResponse {
-        let reader: AudioFileReader
-        do throws(AudioFileError) {
-            reader = try AudioFileReader(path: path)
-        } catch {
-            throw .file(option: "impulse response", path: path, reason: error.message)
-        }
-        let rate = reader.format.sampleRate
-        let mono = try readMono(reader, path: path, option: "impulse response")
+        let file = try mono(path: path, option: "impulse response")
         do throws(RoomError) {
-            return try RoomImpulseResponse(samples: mono, sampleRate: rate).resampled(to: captureRate)
+            return try RoomImpulseResponse(samples: file.samples, sampleRate: file.sampleRate).resampled(to: captureRate)
         } catch {
             throw .file(option: "impulse response", path: path, reason: "\(error)")
         }
@@ -187,40 +180,21 @@ public enum RoomDescription {
 
     /// A noise recording at the capture rate, mono.
     private static func samples(path: String, option: String, rate: SampleRate) throws(Failure) -> [Float] {
-        let reader: AudioFileReader
+        let file = try mono(path: path, option: option)
+        guard file.sampleRate == rate else {
+            throw .file(option: option, path: path, reason: "a noise recording must be at \(rate), not \(file.sampleRate); convert it first (voicepipe convert writes 16 kHz mono)")
+        }
+        guard !file.samples.isEmpty else { throw .file(option: option, path: path, reason: "it holds no audio") }
+        return file.samples
+    }
+
+    /// The whole file, its channels averaged; a file that cannot be read is the option's failure.
+    private static func mono(path: String, option: String) throws(Failure) -> (samples: [Float], sampleRate: SampleRate) {
         do throws(AudioFileError) {
-            reader = try AudioFileReader(path: path)
+            return try MonoAudioFile.read(path: path)
         } catch {
             throw .file(option: option, path: path, reason: error.message)
         }
-        guard reader.format.sampleRate == rate else {
-            throw .file(option: option, path: path, reason: "a noise recording must be at \(rate), not \(reader.format.sampleRate); convert it first (voicepipe convert writes 16 kHz mono)")
-        }
-        let mono = try readMono(reader, path: path, option: option)
-        guard !mono.isEmpty else { throw .file(option: option, path: path, reason: "it holds no audio") }
-        return mono
-    }
-
-    /// The whole file, its channels averaged.
-    private static func readMono(_ reader: AudioFileReader, path: String, option: String) throws(Failure) -> [Float] {
-        let channels = reader.format.channelCount
-        var mono: [Float] = []
-        var buffer = [Float](repeating: 0, count: 4_096 * channels)
-        while true {
-            let frames: Int
-            do throws(AudioFileError) {
-                frames = try buffer.withUnsafeMutableBufferPointer { pointer throws(AudioFileError) in try reader.read(into: pointer) }
-            } catch {
-                throw .file(option: option, path: path, reason: error.message)
-            }
-            guard frames > 0 else { break }
-            for frame in 0..<frames {
-                var sum: Float = 0
-                for channel in 0..<channels { sum += buffer[frame * channels + channel] }
-                mono.append(sum / Float(channels))
-            }
-        }
-        return mono
     }
 }
 
