@@ -11,7 +11,8 @@
 /// The stage re-cuts its input into the canceller's 10 ms blocks and its output back into frames
 /// of the capture's length, so it holds at most one block and one frame back. A block the backend
 /// fails on goes out unprocessed (counted in ``blocksPassedThrough``): a canceller problem never
-/// costs the user's words. Everything is allocated in `init`; nothing is allocated per frame. It is
+/// costs the user's words. When the echo turns out later or earlier than the devices' stamps
+/// say (``EchoDelayEstimator``), the stage moves the reference by that much. Everything is allocated in `init`; nothing is allocated per frame. It is
 /// used on one thread (the capture converter's).
 public final class EchoControlStage {
     /// The backend that removes the echo.
@@ -22,6 +23,8 @@ public final class EchoControlStage {
     public let frameSamples: Int
     /// Holds back the echo while the canceller converges, if on.
     public let convergenceGuard: EchoConvergenceGuard?
+    /// Finds the echo's real delay and moves the reference when the devices' stamps are off, if on.
+    public let delayEstimator: EchoDelayEstimator?
 
     private let block = EchoBlock.frameCount
     private let near: UnsafeMutableBufferPointer<Float>
@@ -39,6 +42,8 @@ public final class EchoControlStage {
 
     /// Blocks the canceller processed.
     public private(set) var blocksProcessed = 0
+    /// Times the delay estimator moved the reference (each time the canceller starts afresh).
+    public private(set) var delayCorrections = 0
     /// Blocks the canceller failed on, sent on unprocessed.
     public private(set) var blocksPassedThrough = 0
     /// The first failure of the canceller, if any.
@@ -54,11 +59,14 @@ public final class EchoControlStage {
     /// - Parameters:
     ///   - frameSamples: the length of the frames delivered (the capture's frame length).
     ///   - convergenceGuard: how the guard decides, or nil for none (the canceller's output as it is).
+    ///   - delayEstimation: how the echo's delay is checked against the stamps, or nil to trust them.
     /// - Throws: ``EchoControlError/wrongBlockLength(near:far:output:)`` for a frame length below 1.
     public init(canceller: any EchoCanceller, reference: EchoReferenceAligner, frameSamples: Int,
-                convergenceGuard: EchoConvergenceGuardOptions? = EchoConvergenceGuardOptions()) throws(EchoControlError) {
+                convergenceGuard: EchoConvergenceGuardOptions? = EchoConvergenceGuardOptions(),
+                delayEstimation: EchoDelayEstimatorOptions? = EchoDelayEstimatorOptions()) throws(EchoControlError) {
         guard frameSamples > 0 else { throw .wrongBlockLength(near: frameSamples, far: EchoBlock.frameCount, output: frameSamples) }
         self.convergenceGuard = convergenceGuard.map { EchoConvergenceGuard(options: $0) }
+        delayEstimator = delayEstimation.map { EchoDelayEstimator(options: $0) }
         self.canceller = canceller
         self.reference = reference
         self.frameSamples = frameSamples
@@ -133,6 +141,12 @@ public final class EchoControlStage {
             try canceller.process(near: UnsafeBufferPointer(near), far: UnsafeBufferPointer(far), into: cleaned)
             convergenceGuard?.apply(near: UnsafeBufferPointer(near), far: UnsafeBufferPointer(far), output: cleaned)
             blocksProcessed += 1
+            if let correction = delayEstimator?.observe(near: UnsafeBufferPointer(near), far: UnsafeBufferPointer(far)) {
+                // The filter learnt the echo at the old offset: it starts again on the new one.
+                reference.delayCorrection += correction
+                canceller.reset()
+                delayCorrections += 1
+            }
         } catch {
             firstFailure = firstFailure ?? error
             blocksPassedThrough += 1

@@ -226,20 +226,31 @@ public final class EchoReferenceAligner: @unchecked Sendable {
             return
         }
         let block = Double(stamp.framePosition)
+        let shift = delayCorrection * captureRate.hertz
         let position: Double
         let step: Double
         let aligned = alignedPosition(ofCaptureFrame: block)
         if options.compensatesDrift {
-            position = aligned
+            position = aligned - shift
             step = playbackClock.measuredRate() / playbackRate.hertz / (captureClock.measuredRate() / captureRate.hertz)
         } else {
             let offset = lockedOffset ?? (aligned - block)
             lockedOffset = offset
-            position = block + offset
+            position = block + offset - shift
             step = 1
         }
         for index in 0..<output.count {
             start[index] = read(at: position + Double(index) * step)
+        }
+    }
+
+    /// Seconds the reference is moved later than the stamps put it (negative: earlier), because
+    /// the echo was measured that much later than the devices report (``EchoDelayEstimator``);
+    /// capture thread. Kept within the history, less a quarter second for the canceller's filter.
+    public var delayCorrection: Double = 0 {
+        didSet {
+            let limit = max(0, options.historySeconds - 0.25)
+            delayCorrection = min(max(delayCorrection, -limit), limit)
         }
     }
 
