@@ -132,6 +132,73 @@ struct RoomSessionTests {
         #expect(Int(read) >= Int(sound), "\(roomText)")
     }
 
+    /// Three utterances on the room's timeline: one, a pause through its whole reply, a second,
+    /// and a third spoken over the second's reply (a barge-in once the echo delay is known).
+    static func threeTurns(in directory: TemporaryDirectory) throws -> String {
+        let rate = 16_000
+        let utterances: [(String, Double)] = [("speech-22k05-mono-s16.wav", 0), ("speech-44k1-stereo-s16.wav", 7.8), ("speech-22k05-mono-s16.wav", 12.2)]
+        var talker = [Int16](repeating: 0, count: 22 * rate)
+        for (name, start) in utterances {
+            let speech = try SpeechSamples.capture(name)
+            let offset = Int(start * Double(rate))
+            for (index, sample) in speech.enumerated() where offset + index < talker.count { talker[offset + index] = sample }
+        }
+        let path = directory.path("three-turns.wav")
+        let writer = try AudioFileWriter(path: path, sampleRate: 16_000, channelCount: 1, encoding: .int16)
+        try talker.withUnsafeBufferPointer { try writer.write($0) }
+        try writer.close()
+        return path
+    }
+
+    /// Echo control over the ALSA file PCMs, whose delay report leaves out the plugin's 80 ms
+    /// buffer and the pipe (and knows nothing of the room's 60 ms latency): the stage measures
+    /// the echo's real delay during the first reply, moves the reference, and the session then
+    /// hears the person, not the loudspeaker: three turns, the barge-in honoured, no other cut.
+    @Test func echoControlOnALSAFilePCMsFindsTheEchoDelayTheDevicesDoNotReport() throws {
+        let directory = try TemporaryDirectory()
+        let microphone = directory.path("mic.fifo"), speaker = directory.path("speaker.fifo")
+        #expect(mkfifo(microphone, 0o600) == 0 && mkfifo(speaker, 0o600) == 0)
+        let configuration = directory.path("room.conf")
+        let written = try CommandRunner.run(["room", "--mic-fifo", microphone, "--speaker-fifo", speaker, "--alsa-config", "--out", configuration])
+        #expect(written.status == 0, "\(written)")
+        let room = Process()
+        room.executableURL = CommandRunner.binary
+        room.arguments = ["room", "--mic-fifo", microphone, "--speaker-fifo", speaker, "--talker", try Self.threeTurns(in: directory),
+                          "--talker-at", "0.5", "--preset", "office", "--seconds", "40"]
+        let roomErrors = Pipe()
+        room.standardError = roomErrors
+        room.standardOutput = FileHandle.nullDevice
+        let roomOutput = Drained(roomErrors)
+        try room.run()
+        let session = Process()
+        session.executableURL = CommandRunner.binary
+        session.arguments = ["session", "--mic", "room_mic", "--speaker", "room_speaker", "--session-id", "s-echo"]
+        session.environment = ProcessInfo.processInfo.environment.merging(["ALSA_CONFIG_PATH": configuration]) { $1 }
+        let timeline = Pipe(), sessionErrors = Pipe()
+        session.standardOutput = timeline
+        session.standardError = sessionErrors
+        let sessionErrorOutput = Drained(sessionErrors)
+        try session.run()
+        let watchdog = DispatchWorkItem {
+            if session.isRunning { session.interrupt() }
+        }
+        // The talker's last words end near 15.3 s on the room's timeline: by 26 s the last reply has played.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 26, execute: watchdog)
+        defer { watchdog.cancel() }
+        let stdout = String(decoding: timeline.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        session.waitUntilExit()
+        if room.isRunning { room.terminate() }
+        room.waitUntilExit()
+        _ = roomOutput.text
+
+        #expect(session.terminationStatus == 0, "\(stdout)\n\(sessionErrorOutput.text)")
+        #expect(stdout.contains("turns: 3 (3 spoken, 0 typed)"), "\(stdout)")
+        #expect(stdout.contains("interruptions: 1"), "\(stdout)")
+        // Measured 158-167 ms: the plugin's buffer, the pipe and the room's own 60 ms latency.
+        let moved = try #require(Self.number(in: stdout, after: "echo delay: the echo came ", before: " ms later"), "\(stdout)")
+        #expect((120...220).contains(moved), "\(stdout)")
+    }
+
     @Test func alsaConfigPrintsBothPCMsOnTheFIFOsAbsolutePaths() throws {
         let directory = try TemporaryDirectory()
         let result = try CommandRunner.run(["room", "--mic-fifo", "mic.fifo", "--speaker-fifo", "speaker.fifo", "--alsa-config"], in: directory.url)

@@ -7,6 +7,13 @@
 /// bin's width. Jitter of a few milliseconds in the instants averages out: the slope's error falls
 /// as the window fills. Until the pairs span ``minimumSpanSeconds`` the line has the nominal rate through the mean pair.
 ///
+/// A device whose stamps leave the line for good (a closed bin further than
+/// ``restartResidualSeconds`` from it, ``restartBins`` bins in a row) starts the line again from
+/// the newest of them: the stamps of a device without a clock of its own (ALSA's file plugin) settle
+/// 30–40 ms away from where they began as its buffers fill, and a line through both would creep
+/// by a millisecond a second for the whole window, moving the echo reference with it and reading
+/// as drift (+55 ppm measured) that is not there.
+///
 /// Implementation notes: storage is allocated once in `init`; ``add(framePosition:instant:)``
 /// and the queries never allocate. Times are seconds since the first pair, frames are counted
 /// from the first pair's position, both as `Double` (exact to well under a nanosecond for days).
@@ -19,6 +26,13 @@ public struct DeviceClockEstimator: Sendable {
     public let windowSeconds: Double
     /// Seconds the pairs must span before the fitted slope replaces the nominal rate.
     public let minimumSpanSeconds: Double
+    /// How far (seconds) a closed bin's mean pair may lie from the line before it counts against it.
+    public let restartResidualSeconds: Double
+    /// Closed bins in a row that lie off the line before it starts again from them.
+    public let restartBins: Int
+    /// Times the line started again because the stamps had left it.
+    public private(set) var restarts = 0
+    private var offLine = 0
 
     private var originInstant: Int64 = 0
     private var originFrame: Int = 0
@@ -49,8 +63,16 @@ public struct DeviceClockEstimator: Sendable {
     ///   - minimumSpanSeconds: seconds the pairs must span before the fitted slope is used; until
     ///     then a few milliseconds of jitter over a short span would swing it by far more than any drift.
     ///   - binSeconds: width of a bin (0.1 s keeps 1 200 bins for two minutes).
-    public init(nominalRate: SampleRate, windowSeconds: Double = 120, minimumSpanSeconds: Double = 5, binSeconds: Double = 0.1) {
+    ///   - restartResidualSeconds: a closed bin this far off the line counts against it; 4 ms is
+    ///     ten times what ±1 ms of jitter leaves in a 0.1 s bin of 10 ms stamps, and more than
+    ///     1 000 ppm of drift moves the nominal line in the first 5 s.
+    ///   - restartBins: closed bins in a row off the line before it starts again (one late
+    ///     stamp moves one bin; three in a row are the stamps themselves).
+    public init(nominalRate: SampleRate, windowSeconds: Double = 120, minimumSpanSeconds: Double = 5, binSeconds: Double = 0.1,
+                restartResidualSeconds: Double = 0.004, restartBins: Int = 3) {
         self.nominalRate = nominalRate
+        self.restartResidualSeconds = restartResidualSeconds
+        self.restartBins = max(1, restartBins)
         self.minimumSpanSeconds = max(minimumSpanSeconds, 0)
         self.binSeconds = binSeconds > 0 ? binSeconds : 0.1
         self.windowSeconds = max(windowSeconds, self.binSeconds)
@@ -93,6 +115,7 @@ public struct DeviceClockEstimator: Sendable {
         binCount = 0
         fitBins = -1
         closedBins = -1
+        offLine = 0
         slope = nominalRate.hertz
         centreTime = 0
         centreFrame = 0
@@ -115,6 +138,7 @@ public struct DeviceClockEstimator: Sendable {
             binFrame[slot] += frame
             binWeight[slot] += 1
         } else {
+            if binCount > 1 { checkLastClosedBin() }
             if binCount == capacity {
                 firstBin = (firstBin + 1) % capacity
                 binCount -= 1
@@ -133,6 +157,30 @@ public struct DeviceClockEstimator: Sendable {
             binCount -= 1
         }
         fitBins = -1
+    }
+
+    /// Counts the newest bin (about to close) against the line through the bins before it, and
+    /// starts the line again from the bins that lie off it once ``restartBins`` do in a row.
+    private mutating func checkLastClosedBin() {
+        let newest = bin(binCount - 1)
+        // The line without the newest bin: the bins before it alone.
+        let saved = (binCount, fitBins)
+        binCount -= 1
+        fitBins = -1
+        refit()
+        let expected = centreFrame + slope * (newest.time / newest.weight - centreTime)
+        let residual = abs(newest.frame / newest.weight - expected) / nominalRate.hertz
+        binCount = saved.0
+        fitBins = -1
+        offLine = residual > restartResidualSeconds ? offLine + 1 : 0
+        guard offLine >= restartBins else { return }
+        // Keep only the newest bin: the stamps may still be settling, and any bin of the way
+        // there left in the window would tilt the line for as long as the window holds it.
+        firstBin = (firstBin + binCount - 1) % binTime.count
+        binCount = 1
+        closedBins = -1
+        offLine = 0
+        restarts += 1
     }
 
     /// The device's frame position (fractional) at `instant` (monotonic nanoseconds) on the fitted line.

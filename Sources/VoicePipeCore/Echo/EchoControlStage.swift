@@ -142,9 +142,10 @@ public final class EchoControlStage {
             convergenceGuard?.apply(near: UnsafeBufferPointer(near), far: UnsafeBufferPointer(far), output: cleaned)
             blocksProcessed += 1
             if let correction = delayEstimator?.observe(near: UnsafeBufferPointer(near), far: UnsafeBufferPointer(far)) {
-                // The filter learnt the echo at the old offset: it starts again on the new one.
+                // The filter and the guard learnt the echo at the old offset: both start again.
                 reference.delayCorrection += correction
                 canceller.reset()
+                convergenceGuard?.reset()
                 delayCorrections += 1
             }
         } catch {

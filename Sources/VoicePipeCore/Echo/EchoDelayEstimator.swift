@@ -43,7 +43,7 @@ public struct EchoDelayEstimatorOptions: Sendable, Hashable {
 /// how far to move the reference when that is more than the canceller's filter can take.
 ///
 /// ```
-///  microphone block (16 kHz) ─▶ ÷4 (mean of 4) ─▶ last 1.024 s ─┐  every 0.512 s, speaker active:
+///  microphone block (16 kHz) ─▶ ÷4 (mean of 4) ─▶ last 1.024 s ─┐  every 0.256 s, speaker active:
 ///  reference block  (16 kHz) ─▶ ÷4 (mean of 4) ─▶ last 1.024 s ─┴─▶ GCC-PHAT over 80–1 900 Hz
 ///      ─▶ peak lag in the search range, peak / RMS ≥ ratio ─▶ agreeing windows ─▶ lag
 ///      ─▶ outside the accepted range: correction = lag − target lead (the reference moves)
@@ -73,7 +73,9 @@ public final class EchoDelayEstimator {
     private static let decimation = 4
     private static let rate = Double(EchoBlock.sampleRate.hertz) / Double(decimation)
     private static let window = 4_096
-    private static let hop = 2_048
+    private static let hop = 1_024
+    /// Samples (at 4 kHz) a window needs after a restart before it is looked at: half of it.
+    private static let minimumFill = 2_048
     private static let size = 8_192
     private static let band: ClosedRange<Double> = 80...1_900
 
@@ -136,7 +138,7 @@ public final class EchoDelayEstimator {
             phase = 0
             written += 1
             sinceEstimate += 1
-            if written >= Self.window, sinceEstimate >= Self.hop {
+            if written >= Self.minimumFill, sinceEstimate >= Self.hop {
                 sinceEstimate = 0
                 if let found = estimate() { correction = found }
             }

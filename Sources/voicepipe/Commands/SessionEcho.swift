@@ -105,6 +105,7 @@ struct LiveAudio {
             lines.append("self-interruptions: \(report.selfInterruptions) (the reply interrupted while the person was silent)")
             lines.append("barge-ins honoured: \(report.bargeInsHonoured) of \(report.bargeIns) (the person speaking over the reply)")
             if let drift = report.measuredDriftPPM { lines.append("clock drift measured: \(String(format: "%+.1f", drift)) ppm") }
+            if let stage, let moved = Self.delayCorrection(stage) { lines.append(moved) }
             if report.blocksPassedThrough > 0 { lines.append("echo control failed on \(report.blocksPassedThrough) blocks, sent unprocessed") }
             if report.loudspeakerUnderruns > 0 {
                 lines.append("the loudspeaker ran dry \(report.loudspeakerUnderruns) times (the reply output fell behind); \(report.referenceGapFrames) frames of reference silence filled in")
@@ -114,6 +115,7 @@ struct LiveAudio {
             if let reduction = stage.energyReductionDB { line += " \(Self.decibels(reduction)) less energy sent than heard" }
             if let drift = aligner?.driftPPM { line += "; clock drift \(String(format: "%+.1f", drift)) ppm" }
             lines.append(line)
+            if let moved = Self.delayCorrection(stage) { lines.append(moved) }
             if stage.blocksPassedThrough > 0 { lines.append("echo control failed on \(stage.blocksPassedThrough) blocks, sent unprocessed: \(stage.firstFailure.map { "\($0)" } ?? "")") }
         }
         return lines
@@ -128,6 +130,16 @@ struct LiveAudio {
         } catch {
             return ([], "cannot write the room's signals into '\(directory)': \(error.message)")
         }
+    }
+
+    /// How far the reference was moved because the echo came later or earlier than the speaker's
+    /// reported delay; nil when the stamps were right.
+    private static func delayCorrection(_ stage: EchoControlStage) -> String? {
+        guard stage.delayCorrections > 0 else { return nil }
+        let moved = stage.reference.delayCorrection * 1000
+        let direction = moved >= 0 ? "later" : "earlier"
+        return "echo delay: the echo came \(String(format: "%.0f", abs(moved))) ms \(direction) than the speaker reported; the reference was moved to it"
+            + (stage.delayCorrections > 1 ? " (\(stage.delayCorrections) times)" : "")
     }
 
     private static func decibels(_ value: Double) -> String { String(format: "%.1f dB", value) }
