@@ -1,5 +1,7 @@
 // The C interface of CWebRTCShim.h over webrtc::AudioProcessing (0.3). No exception leaves this
-// file: allocation uses nothrow new, and the library reports failures through return codes.
+// file: allocation uses nothrow new, and the library reports failures through return codes. The
+// library is opened at run time: AudioProcessing::Create is called through the address resolved
+// for vp_webrtc_create_symbol(), and every other call is virtual.
 #include "CWebRTCShim.h"
 
 #include <new>
@@ -20,6 +22,9 @@ struct VPWebRTCProcessor {
 };
 
 namespace {
+
+// webrtc::AudioProcessing::Create(const webrtc::Config &), a static member: a plain function.
+using CreateFunction = webrtc::AudioProcessing *(*)(const webrtc::Config &);
 
 webrtc::EchoCancellation::SuppressionLevel suppressionLevel(int level) {
     switch (level) {
@@ -60,9 +65,15 @@ int configure(webrtc::AudioProcessing *apm, const VPWebRTCConfig *config, VPWebR
 
 }  // namespace
 
-extern "C" int vp_webrtc_create(const VPWebRTCConfig *config, VPWebRTCProcessor **out, VPWebRTCStep *failed_step) {
+extern "C" const char *vp_webrtc_library_file(void) { return "libwebrtc_audio_processing.so.1"; }
+
+extern "C" const char *vp_webrtc_create_symbol(void) { return "_ZN6webrtc15AudioProcessing6CreateERKNS_6ConfigE"; }
+
+extern "C" int vp_webrtc_create(const void *create_entry, const VPWebRTCConfig *config, VPWebRTCProcessor **out, VPWebRTCStep *failed_step) {
     *out = nullptr;
     *failed_step = VPWebRTCStepCreate;
+    if (create_entry == nullptr) return webrtc::AudioProcessing::kCreationFailedError;
+    auto create = reinterpret_cast<CreateFunction>(const_cast<void *>(create_entry));
     auto *extended = new (std::nothrow) webrtc::ExtendedFilter(config->extended_filter != 0);
     auto *agnostic = new (std::nothrow) webrtc::DelayAgnostic(config->delay_agnostic != 0);
     // The experimental AGC is on by default in 0.3 and drives an analogue volume we do not have.
@@ -77,7 +88,7 @@ extern "C" int vp_webrtc_create(const VPWebRTCConfig *config, VPWebRTCProcessor 
     settings.Set<webrtc::ExtendedFilter>(extended);
     settings.Set<webrtc::DelayAgnostic>(agnostic);
     settings.Set<webrtc::ExperimentalAgc>(experimentalAgc);
-    webrtc::AudioProcessing *apm = webrtc::AudioProcessing::Create(settings);
+    webrtc::AudioProcessing *apm = create(settings);
     if (apm == nullptr) return webrtc::AudioProcessing::kCreationFailedError;
 
     webrtc::StreamConfig stream(config->sample_rate_hz, 1, false);

@@ -35,8 +35,15 @@ typedef enum {
     VPWebRTCStepGainControl
 } VPWebRTCStep;
 
-/* Creates a processor; returns 0 and sets *out, or the library's error code and sets *failed_step. */
-int vp_webrtc_create(const VPWebRTCConfig *config, VPWebRTCProcessor **out, VPWebRTCStep *failed_step);
+/* The library's file and the one function the shim calls by name (webrtc::AudioProcessing::Create,
+   mangled); everything else is reached through the vtables of the objects it returns. VoicePipeIO
+   opens the library at run time and resolves this symbol, so nothing links the library. */
+const char *vp_webrtc_library_file(void);
+const char *vp_webrtc_create_symbol(void);
+
+/* Creates a processor through `create_entry` (the resolved vp_webrtc_create_symbol); returns 0 and
+   sets *out, or the library's error code and sets *failed_step. */
+int vp_webrtc_create(const void *create_entry, const VPWebRTCConfig *config, VPWebRTCProcessor **out, VPWebRTCStep *failed_step);
 void vp_webrtc_destroy(VPWebRTCProcessor *processor);
 /* The far end (what the speaker played), one 10 ms block. Returns the library's error code (0 = ok). */
 int vp_webrtc_process_reverse(VPWebRTCProcessor *processor, const float *far, int frames);
