@@ -102,3 +102,16 @@ enum LibraryHiding {
         return probe.status == 0
     }()
 }
+
+/// What lets `voicepipe` start without the echo libraries: the loader maps neither for it.
+struct EchoLibraryLinkTests {
+    @Test func theToolNeedsNeitherEchoLibraryToStart() throws {
+        // Every shared library the loader would map for it, direct or not.
+        let ldd = try CommandRunner.run([CommandRunner.binary.path], executable: URL(fileURLWithPath: "/usr/bin/ldd"))
+        #expect(ldd.status == 0, "\(ldd)")
+        #expect(ldd.stdout.contains("libsndfile"), "ldd lists the dependencies: \(ldd.stdout)")
+        for library in ["libspeexdsp", "libwebrtc_audio_processing"] {
+            #expect(!ldd.stdout.contains(library), "\(library) is linked: \(ldd.stdout)")
+        }
+    }
+}
