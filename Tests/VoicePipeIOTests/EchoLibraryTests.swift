@@ -54,17 +54,20 @@ struct EchoLibraryTests {
         #expect(EchoLibrary.File.webRTC == EchoLibrary.File(name: "libwebrtc_audio_processing.so.1", package: "libwebrtc-audio-processing1"))
     }
 
-    /// White noise at −20 dBFS through a short room (T60 0.1 s, 5 ms); the ERLE (dB) over the
-    /// last second of four that each backend reaches: measured 37.2 (speex), 18.6 (webrtc, still
-    /// converging), 37.4 (speex-preprocessor) and 35.5 (speex-linear), less 6 dB.
-    @Test(arguments: [(EchoBackend.speex, 31.0), (.webrtc, 12), (.speexPreprocessor, 31), (.speexLinear, 29)])
+    /// White noise at −20 dBFS through a room with 60 ms of delay (T60 0.3 s); the ERLE (dB) over
+    /// the last second of six that each backend reaches: measured 25.7 (speex), 26.9
+    /// (speex-preprocessor), 23.7 (speex-linear), less 6 dB; and 15.4 (webrtc), less 3 dB, which
+    /// WebRTC reaches only with the options the shim gives it (delay-agnostic mode, the extended
+    /// filter): keyed by the shim's own copies of webrtc::Config's keys, not the library's, they
+    /// were silently lost and it reached 7.5 dB.
+    @Test(arguments: [(EchoBackend.speex, 19.0), (.webrtc, 12), (.speexPreprocessor, 20), (.speexLinear, 17)])
     func eachBackendsLibraryLoadsAndItsCancellerRemovesTheEcho(_ backend: EchoBackend, minimumERLE: Double) throws {
         try backend.loadLibrary()
         try backend.loadLibrary()
         let canceller = try backend.make(options: EchoControlOptions(noiseSuppression: false))
         let rate = Int(EchoBlock.sampleRate.hertz)
-        let far = Signals.noise(amplitude: Signals.amplitude(dBFS: -20), frames: 4 * rate, seed: 24).map { Float($0) }
-        let microphone = EchoPath(reverberationTime: 0.1, delayMilliseconds: 5).echo(of: far)
+        let far = Signals.noise(amplitude: Signals.amplitude(dBFS: -20), frames: 6 * rate, seed: 24).map { Float($0) }
+        let microphone = EchoPath(reverberationTime: 0.3, delayMilliseconds: 60).echo(of: far)
         var output = [Float](repeating: 0, count: microphone.count)
         let block = EchoBlock.frameCount
         try microphone.withUnsafeBufferPointer { near in
@@ -78,7 +81,7 @@ struct EchoLibraryTests {
                 }
             }
         }
-        let erle = Measurement.erle(microphone: microphone, output: output, (3 * rate)..<(4 * rate))
+        let erle = Measurement.erle(microphone: microphone, output: output, (5 * rate)..<(6 * rate))
         #expect(erle >= minimumERLE, "\(backend): ERLE \(erle) dB")
     }
 }

@@ -102,16 +102,23 @@ struct SpeexDSP: @unchecked Sendable {
     }
 }
 
-/// `webrtc::AudioProcessing::Create`, resolved from `libwebrtc_audio_processing.so.1` for the
-/// shim (`vp_webrtc_create`), which reaches everything else through the vtables.
+/// What the WebRTC shim needs from `libwebrtc_audio_processing.so.1`, resolved by the names the
+/// shim gives (`vp_webrtc_symbol_name`): `webrtc::AudioProcessing::Create`, and the library's keys
+/// for the options it is created with.
 struct WebRTCAudioProcessing: @unchecked Sendable {
-    // Safety: the address of a function in a library that is never closed.
-    let create: UnsafeRawPointer
+    // Safety: addresses in a library that is never closed, only read.
+    let entryPoints: VPWebRTCEntryPoints
 
-    /// Resolves the shim's entry point in `library`.
-    /// - Throws: ``EchoLibraryUnavailable`` when the library lacks it.
+    /// Resolves every symbol the shim names in `library`.
+    /// - Throws: ``EchoLibraryUnavailable`` naming the first symbol the library lacks.
     init(_ library: EchoLibrary) throws(EchoLibraryUnavailable) {
-        create = UnsafeRawPointer(try library.address(of: String(cString: vp_webrtc_create_symbol())))
+        func resolve(_ symbol: VPWebRTCSymbol) throws(EchoLibraryUnavailable) -> UnsafeRawPointer {
+            // Every symbol below VPWebRTCSymbolCount has a name; an empty one resolves to nothing.
+            UnsafeRawPointer(try library.address(of: vp_webrtc_symbol_name(symbol).map { String(cString: $0) } ?? ""))
+        }
+        // One per VPWebRTCSymbol: the tuple's arity is the C array's, so a new symbol fails to compile here.
+        entryPoints = VPWebRTCEntryPoints(addresses: (try resolve(VPWebRTCSymbolCreate), try resolve(VPWebRTCSymbolExtendedFilterKey),
+                                                      try resolve(VPWebRTCSymbolDelayAgnosticKey), try resolve(VPWebRTCSymbolExperimentalAgcKey)))
     }
 
     /// The process's one load of the library (a static's initialiser runs once, under a lock).

@@ -45,7 +45,8 @@ public final class WebRTCEchoCanceller: EchoCanceller {
             high_pass_filter: 1)
         var created: OpaquePointer?
         var step = VPWebRTCStepNone
-        let status = vp_webrtc_create(library.create, &config, &created, &step)
+        var entryPoints = library.entryPoints
+        let status = vp_webrtc_create(&entryPoints, &config, &created, &step)
         guard status == 0, let created else {
             if step == VPWebRTCStepCreate || step == VPWebRTCStepNone {
                 throw .backendUnavailable(backend: "webrtc", reason: "webrtc::AudioProcessing could not be created (library error \(status))")
