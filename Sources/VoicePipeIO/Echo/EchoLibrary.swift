@@ -37,8 +37,7 @@ struct EchoLibrary: @unchecked Sendable {
     /// - Throws: ``EchoLibraryUnavailable`` with ``EchoLibraryUnavailable/Missing/symbol(_:)``
     ///   when the library has no such symbol (another version of it).
     func function<Function>(_ symbol: String, as type: Function.Type) throws(EchoLibraryUnavailable) -> Function {
-        precondition(MemoryLayout<Function>.size == MemoryLayout<UnsafeMutableRawPointer>.size, "\(Function.self) is not a C function pointer")
-        return unsafeBitCast(try address(of: symbol), to: Function.self)
+        unsafeBitCast(try address(of: symbol), to: Function.self)
     }
 
     /// The address of `symbol` in the library.
