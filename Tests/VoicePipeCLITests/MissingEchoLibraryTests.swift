@@ -7,7 +7,8 @@ import VoicePipeTestSupport
 /// The built `voicepipe` on a machine without one echo backend's library, for real: each run is in
 /// a private mount namespace (`unshare -m`, as root) with the library's file covered by /dev/null,
 /// so the dynamic loader cannot load it. Everything but that backend works; a session on it stops
-/// before it starts, exit 69, saying what to install or choose instead.
+/// before it starts, exit 69, saying what to install or choose instead (never falling back to
+/// the other backend on its own).
 @Suite(.enabled(if: LibraryHiding.isPermitted, "needs 'unshare -m' and 'mount --bind' over libspeexdsp.so.1 (root, or a user namespace allowed to mount): not permitted here, so no library can be hidden from voicepipe"))
 struct MissingEchoLibraryTests {
     /// A library to hide, and the backends on either side of it.
@@ -65,10 +66,17 @@ struct MissingEchoLibraryTests {
         #expect(result.stdout.contains("turns: 1 (1 spoken, 0 typed)"), "\(result)")
     }
 
-    /// The default backend (speex, with no `--echo`), a variant on the same library, and WebRTC.
-    @Test(arguments: [(Hidden.speexDSP, [String](), "speex"), (.speexDSP, ["--echo", "speex-linear"], "speex-linear"), (.webRTC, ["--echo", "webrtc"], "webrtc")])
-    func aRoomSessionOnTheMissingLibraryStopsBeforeItStartsAndSaysWhatToInstall(_ hidden: Hidden, echo: [String], backend: String) async throws {
-        let result = try await Self.run(["session", CommandRunner.sample("room-barge-in-16k-mono-s16.wav"), "--room", "office"] + echo, hiding: hidden)
+    /// The bundled sample spoken into the office room (README's example).
+    static let room = ["session", CommandRunner.sample("room-barge-in-16k-mono-s16.wav"), "--room", "office"]
+    /// ALSA's null devices, where a session with no `--echo` cancels with speex, the default.
+    static let devices = ["session", "--mic", "null", "--speaker", "null"]
+
+    /// The default backend (speex, with no `--echo`) in a room and on devices, a variant on the same
+    /// library, and WebRTC.
+    @Test(arguments: [(Hidden.speexDSP, room, "speex"), (.speexDSP, devices, "speex"), (.speexDSP, room + ["--echo", "speex-linear"], "speex-linear"),
+                      (.webRTC, room + ["--echo", "webrtc"], "webrtc"), (.webRTC, devices + ["--echo", "webrtc"], "webrtc")])
+    func aSessionOnTheMissingLibraryStopsBeforeItStartsAndSaysWhatToInstall(_ hidden: Hidden, arguments: [String], backend: String) async throws {
+        let result = try await Self.run(arguments, hiding: hidden)
         #expect(result.status == 69, "\(result)")
         #expect(result.stdout.isEmpty, "the session must not start: \(result)")
         // The loader names the file by the path it found it at (/lib or /usr/lib, as installed).
@@ -81,8 +89,7 @@ struct MissingEchoLibraryTests {
     /// In real time, about 15 s each (both run at once).
     @Test(arguments: Hidden.allCases)
     func theOtherBackendStillCancelsTheRoomsEchoWithoutTheLibrary(_ hidden: Hidden) async throws {
-        let result = try await Self.run(["session", CommandRunner.sample("room-barge-in-16k-mono-s16.wav"), "--room", "office",
-                                         "--echo", hidden.other.rawValue, "--session-id", "s-\(hidden.other)"], hiding: hidden)
+        let result = try await Self.run(Self.room + ["--echo", hidden.other.rawValue, "--session-id", "s-\(hidden.other)"], hiding: hidden)
         #expect(result.status == 0, "\(result)")
         #expect(result.stdout.contains("room: office; echo control: \(hidden.other.rawValue)"), "\(result)")
         // Measured 51-52 dB with either backend on this sample (README).
