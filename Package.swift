@@ -37,8 +37,11 @@ let package = Package(
         // library's headers through include/webrtc, a link to where Debian's
         // libwebrtc-audio-processing-dev puts them: their pkg-config file also carries -D flags,
         // which SwiftPM refuses with a warning on every build, and the shim restates those.
-        .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
-        .target(name: "CWebRTCShim", linkerSettings: [.linkedLibrary("webrtc_audio_processing")]),
+        // Neither library is linked: VoicePipeIO opens both at run time (EchoLibrary), so a machine
+        // without one runs everything but that backend. The -dev packages are for the headers;
+        // speexdsp's are in /usr/include, and its pkg-config file would only add -lspeexdsp.
+        .systemLibrary(name: "CSpeexDSP"),
+        .target(name: "CWebRTCShim"),
 
         // Resampler and conversion inner loops for AVX2 + FMA (per-function target attributes),
         // their plain C references, and the CPU check that chooses them. Pure computation.

@@ -1,5 +1,7 @@
 // The C interface of CWebRTCShim.h over webrtc::AudioProcessing (0.3). No exception leaves this
-// file: allocation uses nothrow new, and the library reports failures through return codes.
+// file: allocation uses nothrow new, and the library reports failures through return codes. The
+// library is opened at run time: AudioProcessing::Create is called through its resolved address,
+// every other call is virtual, and the options are keyed by the library's own keys (below).
 #include "CWebRTCShim.h"
 
 #include <new>
@@ -14,12 +16,34 @@
 #endif
 #include <webrtc/modules/audio_processing/include/audio_processing.h>
 
+namespace {
+
+// The entry points of the vp_webrtc_create running on this thread, for the option keys below.
+thread_local const VPWebRTCEntryPoints *creating = nullptr;
+
+void *libraryKey(VPWebRTCSymbol symbol) {
+    return const_cast<void *>(creating->addresses[symbol]);
+}
+
+}  // namespace
+
+// Config::Set<T> keys an option by identifier<T>(), the address of a static in an inline template:
+// the library's copy, not this file's, is what AudioProcessing::Create looks up.
+namespace webrtc {
+template <> void *Config::identifier<ExtendedFilter>() { return libraryKey(VPWebRTCSymbolExtendedFilterKey); }
+template <> void *Config::identifier<DelayAgnostic>() { return libraryKey(VPWebRTCSymbolDelayAgnosticKey); }
+template <> void *Config::identifier<ExperimentalAgc>() { return libraryKey(VPWebRTCSymbolExperimentalAgcKey); }
+}  // namespace webrtc
+
 struct VPWebRTCProcessor {
     webrtc::AudioProcessing *apm;
     webrtc::StreamConfig stream;
 };
 
 namespace {
+
+// webrtc::AudioProcessing::Create(const webrtc::Config &), a static member: a plain function.
+using CreateFunction = webrtc::AudioProcessing *(*)(const webrtc::Config &);
 
 webrtc::EchoCancellation::SuppressionLevel suppressionLevel(int level) {
     switch (level) {
@@ -60,9 +84,26 @@ int configure(webrtc::AudioProcessing *apm, const VPWebRTCConfig *config, VPWebR
 
 }  // namespace
 
-extern "C" int vp_webrtc_create(const VPWebRTCConfig *config, VPWebRTCProcessor **out, VPWebRTCStep *failed_step) {
+extern "C" const char *vp_webrtc_library_file(void) { return "libwebrtc_audio_processing.so.1"; }
+
+extern "C" const char *vp_webrtc_symbol_name(VPWebRTCSymbol symbol) {
+    switch (symbol) {
+    case VPWebRTCSymbolCreate: return "_ZN6webrtc15AudioProcessing6CreateERKNS_6ConfigE";
+    case VPWebRTCSymbolExtendedFilterKey: return "_ZZN6webrtc6Config10identifierINS_14ExtendedFilterEEEPvvE14id_placeholder";
+    case VPWebRTCSymbolDelayAgnosticKey: return "_ZZN6webrtc6Config10identifierINS_13DelayAgnosticEEEPvvE14id_placeholder";
+    case VPWebRTCSymbolExperimentalAgcKey: return "_ZZN6webrtc6Config10identifierINS_15ExperimentalAgcEEEPvvE14id_placeholder";
+    default: return nullptr;
+    }
+}
+
+extern "C" int vp_webrtc_create(const VPWebRTCEntryPoints *entry_points, const VPWebRTCConfig *config, VPWebRTCProcessor **out, VPWebRTCStep *failed_step) {
     *out = nullptr;
     *failed_step = VPWebRTCStepCreate;
+    if (entry_points == nullptr) return webrtc::AudioProcessing::kCreationFailedError;
+    for (const void *address : entry_points->addresses) {
+        if (address == nullptr) return webrtc::AudioProcessing::kCreationFailedError;
+    }
+    auto create = reinterpret_cast<CreateFunction>(const_cast<void *>(entry_points->addresses[VPWebRTCSymbolCreate]));
     auto *extended = new (std::nothrow) webrtc::ExtendedFilter(config->extended_filter != 0);
     auto *agnostic = new (std::nothrow) webrtc::DelayAgnostic(config->delay_agnostic != 0);
     // The experimental AGC is on by default in 0.3 and drives an analogue volume we do not have.
@@ -73,11 +114,16 @@ extern "C" int vp_webrtc_create(const VPWebRTCConfig *config, VPWebRTCProcessor 
         delete experimentalAgc;
         return webrtc::AudioProcessing::kCreationFailedError;
     }
-    webrtc::Config settings;
-    settings.Set<webrtc::ExtendedFilter>(extended);
-    settings.Set<webrtc::DelayAgnostic>(agnostic);
-    settings.Set<webrtc::ExperimentalAgc>(experimentalAgc);
-    webrtc::AudioProcessing *apm = webrtc::AudioProcessing::Create(settings);
+    webrtc::AudioProcessing *apm;
+    {
+        creating = entry_points;
+        webrtc::Config settings;
+        settings.Set<webrtc::ExtendedFilter>(extended);
+        settings.Set<webrtc::DelayAgnostic>(agnostic);
+        settings.Set<webrtc::ExperimentalAgc>(experimentalAgc);
+        apm = create(settings);
+        creating = nullptr;
+    }
     if (apm == nullptr) return webrtc::AudioProcessing::kCreationFailedError;
 
     webrtc::StreamConfig stream(config->sample_rate_hz, 1, false);

@@ -35,8 +35,33 @@ typedef enum {
     VPWebRTCStepGainControl
 } VPWebRTCStep;
 
-/* Creates a processor; returns 0 and sets *out, or the library's error code and sets *failed_step. */
-int vp_webrtc_create(const VPWebRTCConfig *config, VPWebRTCProcessor **out, VPWebRTCStep *failed_step);
+/* The library's file, opened at run time by VoicePipeIO (nothing links it). */
+const char *vp_webrtc_library_file(void);
+
+/* What the shim needs from the library, by symbol: the one function it calls by name
+   (webrtc::AudioProcessing::Create; every other call is virtual), and the keys the library looks
+   its options up by. webrtc::Config keys each option by the address of a static in an inline
+   template; a shim not linked against the library has its own copy of each, which the library
+   would never find (the options silently left at their defaults), so the shim uses the library's. */
+typedef enum {
+    VPWebRTCSymbolCreate = 0,
+    VPWebRTCSymbolExtendedFilterKey,
+    VPWebRTCSymbolDelayAgnosticKey,
+    VPWebRTCSymbolExperimentalAgcKey,
+    VPWebRTCSymbolCount
+} VPWebRTCSymbol;
+
+/* The mangled name to resolve for `symbol` (NULL past VPWebRTCSymbolCount). */
+const char *vp_webrtc_symbol_name(VPWebRTCSymbol symbol);
+
+/* The resolved addresses, indexed by VPWebRTCSymbol. */
+typedef struct {
+    const void *addresses[VPWebRTCSymbolCount];
+} VPWebRTCEntryPoints;
+
+/* Creates a processor through `entry_points`; returns 0 and sets *out, or the library's error code
+   and sets *failed_step. */
+int vp_webrtc_create(const VPWebRTCEntryPoints *entry_points, const VPWebRTCConfig *config, VPWebRTCProcessor **out, VPWebRTCStep *failed_step);
 void vp_webrtc_destroy(VPWebRTCProcessor *processor);
 /* The far end (what the speaker played), one 10 ms block. Returns the library's error code (0 = ok). */
 int vp_webrtc_process_reverse(VPWebRTCProcessor *processor, const float *far, int frames);

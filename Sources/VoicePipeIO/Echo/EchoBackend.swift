@@ -26,10 +26,22 @@ public enum EchoBackend: String, Sendable, Hashable, CaseIterable, CustomStringC
 
     public var description: String { rawValue }
 
+    /// Opens the backend's shared library (once per process; later calls return what the first
+    /// found) and resolves every function it calls, so a command can say what is missing before
+    /// a session starts.
+    /// - Throws: ``EchoLibraryUnavailable`` naming the library file or symbol and what to install.
+    public func loadLibrary() throws(EchoLibraryUnavailable) {
+        switch self {
+        case .speex, .speexPreprocessor, .speexLinear: _ = try SpeexDSP.load(for: self)
+        case .webrtc: _ = try WebRTCAudioProcessing.load()
+        }
+    }
+
     /// Builds the backend's canceller.
     /// - Parameter options: noise suppression, gain control, suppression level and filter length.
-    /// - Throws: ``EchoControlError`` when the options are out of range or the library cannot
-    ///   create its state.
+    /// - Throws: ``EchoControlError`` when the options are out of range, the library is missing
+    ///   (``EchoControlError/backendUnavailable(backend:reason:)`` with the reason of
+    ///   ``EchoLibraryUnavailable``) or cannot create its state.
     public func make(options: EchoControlOptions = EchoControlOptions()) throws(EchoControlError) -> any EchoCanceller {
         switch self {
         case .speex: try SpeexEchoCanceller(options: options, residual: .spectral)

@@ -32,19 +32,15 @@ public enum SpeexResidualSuppression: String, Sendable, Hashable, CaseIterable, 
 public final class SpeexEchoCanceller: EchoCanceller {
     /// The backend's name as ``EchoBackend`` spells it: `speex` (with VoicePipe's suppressor),
     /// `speex-preprocessor` or `speex-linear`.
-    public var name: String {
-        switch residual {
-        case .spectral: EchoBackend.speex.rawValue
-        case .preprocessor: EchoBackend.speexPreprocessor.rawValue
-        case .off: EchoBackend.speexLinear.rawValue
-        }
-    }
+    public var name: String { Self.backend(residual).rawValue }
     /// The options it was built with.
     public let options: EchoControlOptions
     /// What suppresses the residual echo after the linear filter.
     public let residual: SpeexResidualSuppression
     /// Whether anything suppresses the residual echo (false: the linear filter alone).
     public var residualEchoSuppression: Bool { residual != .off }
+    /// speexdsp's functions, opened at run time.
+    private let dsp: SpeexDSP
     private let echo: OpaquePointer
     private var preprocessor: OpaquePointer?
     private let near16: UnsafeMutablePointer<Int16>
@@ -68,29 +64,37 @@ public final class SpeexEchoCanceller: EchoCanceller {
     ///   - residual: what suppresses the residual echo (default: speexdsp's preprocessor); with
     ///     `.off` or `.spectral` and noise suppression and gain control both off, no preprocessor runs.
     /// - Throws: ``EchoControlError/filterLengthOutOfRange(milliseconds:)``,
-    ///   ``EchoControlError/backendUnavailable(backend:reason:)`` when speexdsp cannot create its
-    ///   state, ``EchoControlError/configurationRefused(backend:setting:code:)`` for a setting it refuses.
+    ///   ``EchoControlError/backendUnavailable(backend:reason:)`` when `libspeexdsp.so.1` is missing
+    ///   (the reason of ``EchoLibraryUnavailable``) or speexdsp cannot create its state,
+    ///   ``EchoControlError/configurationRefused(backend:setting:code:)`` for a setting it refuses.
     public init(options: EchoControlOptions = EchoControlOptions(), residual: SpeexResidualSuppression = .preprocessor) throws(EchoControlError) {
         let options = try options.validated()
+        let dsp: SpeexDSP
+        do throws(EchoLibraryUnavailable) {
+            dsp = try SpeexDSP.load(for: Self.backend(residual))
+        } catch {
+            throw error.echoControlError
+        }
         let frames = Int32(EchoBlock.frameCount)
         let taps = Int32(options.filterLengthMilliseconds * EchoBlock.frameCount / EchoBlock.milliseconds)
-        guard let echo = speex_echo_state_init(frames, taps) else {
+        guard let echo = dsp.echoStateInit(frames, taps) else {
             throw .backendUnavailable(backend: "speex", reason: "speex_echo_state_init could not create its state for a \(options.filterLengthMilliseconds) ms filter")
         }
         var rate = Int32(EchoBlock.sampleRate.hertz)
-        let status = speex_echo_ctl(echo, SPEEX_ECHO_SET_SAMPLING_RATE, &rate)
+        let status = dsp.echoControl(echo, SPEEX_ECHO_SET_SAMPLING_RATE, &rate)
         guard status == 0 else {
-            speex_echo_state_destroy(echo)
+            dsp.echoStateDestroy(echo)
             throw .configurationRefused(backend: "speex", setting: "sampling rate", code: status)
         }
         let preprocessor: OpaquePointer?
         do throws(EchoControlError) {
-            preprocessor = try Self.makePreprocessor(echo: echo, options: options, residual: residual)
+            preprocessor = try Self.makePreprocessor(dsp, echo: echo, options: options, residual: residual)
         } catch {
-            speex_echo_state_destroy(echo)
+            dsp.echoStateDestroy(echo)
             throw error
         }
         self.preprocessor = preprocessor
+        self.dsp = dsp
         self.options = options
         self.residual = residual
         self.echo = echo
@@ -105,8 +109,8 @@ public final class SpeexEchoCanceller: EchoCanceller {
     }
 
     deinit {
-        if let preprocessor { speex_preprocess_state_destroy(preprocessor) }
-        speex_echo_state_destroy(echo)
+        if let preprocessor { dsp.preprocessStateDestroy(preprocessor) }
+        dsp.echoStateDestroy(echo)
         near16.deallocate()
         far16.deallocate()
         out16.deallocate()
@@ -122,9 +126,9 @@ public final class SpeexEchoCanceller: EchoCanceller {
             far16[i] = Self.int16(far[i])
             if suppressor != nil { far32[i] = far[i] }
         }
-        speex_echo_cancellation(echo, near16, far16, out16)
+        dsp.echoCancellation(echo, near16, far16, out16)
         guard let suppressor else {
-            if let preprocessor { _ = speex_preprocess_run(preprocessor, out16) }
+            if let preprocessor { _ = dsp.preprocessRun(preprocessor, out16) }
             for i in 0..<EchoBlock.frameCount {
                 output[i] = Float(out16[i]) / 32768
             }
@@ -139,19 +143,19 @@ public final class SpeexEchoCanceller: EchoCanceller {
                                farEnd: UnsafeBufferPointer(far32), into: output)
         guard let preprocessor else { return }
         for i in 0..<EchoBlock.frameCount { out16[i] = Self.int16(output[i]) }
-        _ = speex_preprocess_run(preprocessor, out16)
+        _ = dsp.preprocessRun(preprocessor, out16)
         for i in 0..<EchoBlock.frameCount {
             output[i] = Float(out16[i]) / 32768
         }
     }
 
     public func reset() {
-        speex_echo_state_reset(echo)
+        dsp.echoStateReset(echo)
         suppressor?.reset()
         // A fresh preprocessor forgets the noise and echo estimates; the old one stays if speexdsp
         // cannot make another (it only fails when memory runs out).
-        if let fresh = try? Self.makePreprocessor(echo: echo, options: options, residual: residual) {
-            if let preprocessor { speex_preprocess_state_destroy(preprocessor) }
+        if let fresh = try? Self.makePreprocessor(dsp, echo: echo, options: options, residual: residual) {
+            if let preprocessor { dsp.preprocessStateDestroy(preprocessor) }
             preprocessor = fresh
         }
     }
@@ -165,10 +169,10 @@ public final class SpeexEchoCanceller: EchoCanceller {
     }
 
     /// The preprocessor for the options, or nil when it would do nothing.
-    private static func makePreprocessor(echo: OpaquePointer, options: EchoControlOptions, residual: SpeexResidualSuppression) throws(EchoControlError) -> OpaquePointer? {
+    private static func makePreprocessor(_ dsp: SpeexDSP, echo: OpaquePointer, options: EchoControlOptions, residual: SpeexResidualSuppression) throws(EchoControlError) -> OpaquePointer? {
         let residualEchoSuppression = residual == .preprocessor
         guard residualEchoSuppression || options.noiseSuppression || options.gainControl else { return nil }
-        guard let state = speex_preprocess_state_init(Int32(EchoBlock.frameCount), Int32(EchoBlock.sampleRate.hertz)) else {
+        guard let state = dsp.preprocessStateInit(Int32(EchoBlock.frameCount), Int32(EchoBlock.sampleRate.hertz)) else {
             throw .backendUnavailable(backend: "speex", reason: "speex_preprocess_state_init could not create its state")
         }
         let (suppress, suppressActive) = residualEchoSuppression ? echoSuppression(options.suppression) : (0, 0)
@@ -184,20 +188,29 @@ public final class SpeexEchoCanceller: EchoCanceller {
         ]
         for (setting, request, value) in settings {
             var value = value
-            let status = speex_preprocess_ctl(state, request, &value)
+            let status = dsp.preprocessControl(state, request, &value)
             guard status == 0 else {
-                speex_preprocess_state_destroy(state)
+                dsp.preprocessStateDestroy(state)
                 throw .configurationRefused(backend: "speex", setting: setting, code: status)
             }
         }
         if residualEchoSuppression {
-            let status = speex_preprocess_ctl(state, SPEEX_PREPROCESS_SET_ECHO_STATE, UnsafeMutableRawPointer(echo))
+            let status = dsp.preprocessControl(state, SPEEX_PREPROCESS_SET_ECHO_STATE, UnsafeMutableRawPointer(echo))
             guard status == 0 else {
-                speex_preprocess_state_destroy(state)
+                dsp.preprocessStateDestroy(state)
                 throw .configurationRefused(backend: "speex", setting: "echo state", code: status)
             }
         }
         return state
+    }
+
+    /// The backend name of each residual suppression, as a user chooses it.
+    private static func backend(_ residual: SpeexResidualSuppression) -> EchoBackend {
+        switch residual {
+        case .spectral: .speex
+        case .preprocessor: .speexPreprocessor
+        case .off: .speexLinear
+        }
     }
 
     /// The residual echo suppression (dB, negative) in far-end single talk and during near-end

@@ -23,10 +23,17 @@ public final class WebRTCEchoCanceller: EchoCanceller {
     /// - Parameter options: noise suppression, gain control and the suppression level (the
     ///   filter length is the extended filter's own).
     /// - Throws: ``EchoControlError/configurationRefused(backend:setting:code:)`` naming the setting
-    ///   the library refused, ``EchoControlError/backendUnavailable(backend:reason:)`` when it
-    ///   could not create its state.
+    ///   the library refused, ``EchoControlError/backendUnavailable(backend:reason:)`` when
+    ///   `libwebrtc_audio_processing.so.1` is missing (the reason of ``EchoLibraryUnavailable``)
+    ///   or it could not create its state.
     public init(options: EchoControlOptions = EchoControlOptions()) throws(EchoControlError) {
         self.options = try options.validated()
+        let library: WebRTCAudioProcessing
+        do throws(EchoLibraryUnavailable) {
+            library = try WebRTCAudioProcessing.load()
+        } catch {
+            throw error.echoControlError
+        }
         var config = VPWebRTCConfig(
             sample_rate_hz: Int32(EchoBlock.sampleRate.hertz),
             noise_suppression: options.noiseSuppression ? 1 : 0,
@@ -38,10 +45,11 @@ public final class WebRTCEchoCanceller: EchoCanceller {
             high_pass_filter: 1)
         var created: OpaquePointer?
         var step = VPWebRTCStepNone
-        let status = vp_webrtc_create(&config, &created, &step)
+        var entryPoints = library.entryPoints
+        let status = vp_webrtc_create(&entryPoints, &config, &created, &step)
         guard status == 0, let created else {
             if step == VPWebRTCStepCreate || step == VPWebRTCStepNone {
-                throw .backendUnavailable(backend: "webrtc", reason: "webrtc::AudioProcessing could not be created (library error \(status)); is libwebrtc-audio-processing1 installed?")
+                throw .backendUnavailable(backend: "webrtc", reason: "webrtc::AudioProcessing could not be created (library error \(status))")
             }
             throw .configurationRefused(backend: "webrtc", setting: Self.setting(step), code: status)
         }

@@ -51,6 +51,7 @@ struct LiveAudio {
     /// A microphone and a speaker on ALSA with `backend` between them: the speaker's periods go
     /// to an aligner, the microphone's frames through the echo stage.
     static func devices(microphone: String, speaker: String, backend: EchoBackend, capture: CaptureArguments, command: String) throws(CommandFailure) -> LiveAudio {
+        try requireLibrary(of: backend)
         let playback: PlaybackDevice, recording: CaptureDevice
         do {
             playback = try PlaybackDevice.open(name: speaker)
@@ -75,6 +76,7 @@ struct LiveAudio {
     /// A simulated room with the input file as the person speaking into it.
     static func room(_ configuration: RoomConfiguration, description: String, talker path: String, raw: RawPCMFormat?, backend: EchoBackend?,
                      capture: CaptureArguments, keepsSignals: Bool) throws(CommandFailure) -> LiveAudio {
+        if let backend { try requireLibrary(of: backend) }
         let reader = try InputFile.open(path, raw: raw)
         let converter = try capture.converter(for: reader.format, source: InputFile.name(path))
         let talker: [Float]
@@ -90,6 +92,18 @@ struct LiveAudio {
                              room: room, roomDescription: description)
         } catch {
             throw CommandFailure("cannot set up the room: \(error)", exitCode: .unavailable)
+        }
+    }
+
+    /// Opens the backend's shared library before any device, file or runtime, so a missing one
+    /// (the default speex included) is told before the session starts, never replaced by another
+    /// backend. Exit 69 (EX_UNAVAILABLE), as for every echo-control and device failure: the
+    /// backend is a service this machine lacks, which the sentence says how to install.
+    private static func requireLibrary(of backend: EchoBackend) throws(CommandFailure) {
+        do throws(EchoLibraryUnavailable) {
+            try backend.loadLibrary()
+        } catch {
+            throw CommandFailure(error.description, exitCode: .unavailable)
         }
     }
 
