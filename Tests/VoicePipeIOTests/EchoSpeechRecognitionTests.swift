@@ -18,7 +18,8 @@ import VoicePipeTestSupport
 @Suite(.serialized)
 struct EchoSpeechRecognitionTests {
     static let script = CommandRunner.packageRoot.appendingPathComponent("Tests/VoicePipeIOTests/Scripts/speech_words.py").path
-    static let available: Bool = (try? CommandRunner.run([EchoSpeechScoreTests.python, "-c", "import numpy, pocketsphinx, shutil, sys; sys.exit(shutil.which('flite') is None)"],
+    /// pocketsphinx 5 (the Python module with its language-model builder) and flite on the PATH.
+    static let available: Bool = (try? CommandRunner.run([EchoSpeechScoreTests.python, "-c", "import numpy, pocketsphinx.lm, shutil, sys; sys.exit(shutil.which('flite') is None)"],
                                                          executable: URL(fileURLWithPath: "/usr/bin/env")).status) == 0
 
     static let rate = 16_000
