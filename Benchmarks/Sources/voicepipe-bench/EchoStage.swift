@@ -38,6 +38,7 @@ final class EchoStageBenchmark {
         let name: String
         let backend: String
         let make: () throws -> any EchoCanceller
+        let estimatesDelay: Bool
         let timed: TimedCell
         var lastReduction: Double?
     }
@@ -53,14 +54,16 @@ final class EchoStageBenchmark {
             ("speex", "speexdsp canceller alone", { try SpeexEchoCanceller(options: EchoControlOptions(noiseSuppression: false), residualEchoSuppression: false) }),
             ("speex+res", "speexdsp with residual echo suppression", { try SpeexEchoCanceller(options: EchoControlOptions(noiseSuppression: false)) }),
             ("speex+res+ns", "speexdsp with residual echo and noise suppression", { try SpeexEchoCanceller() }),
-            ("pass-through", "the stage alone (aligner, blocks, frames, peaks), backend copies", { PassThroughCanceller() }),
+            ("pass-through", "the stage alone (aligner, delay estimator, blocks, frames, peaks), backend copies", { PassThroughCanceller() }),
         ]
-        for (name, backend, make) in backends where filter(Self.prefix + name) {
+        var variants = backends.map { ($0.0, $0.1, $0.2, true) }
+        variants.append(("pass-through-trusting-stamps", "the stage alone without the delay estimator (the stamps trusted)", { PassThroughCanceller() }, false))
+        for (name, backend, make, estimatesDelay) in variants where filter(Self.prefix + name) {
             let recording = recording
             let timed = TimedCell(name: Self.prefix + name, maxPasses: 20) {
-                BlackHole.consume(Self.stream(recording, through: make)?.blocksProcessed ?? -1)
+                BlackHole.consume(Self.stream(recording, through: make, estimatesDelay: estimatesDelay)?.blocksProcessed ?? -1)
             }
-            cases.append(Case(name: Self.prefix + name, backend: backend, make: make, timed: timed))
+            cases.append(Case(name: Self.prefix + name, backend: backend, make: make, estimatesDelay: estimatesDelay, timed: timed))
         }
     }
 
@@ -74,7 +77,7 @@ final class EchoStageBenchmark {
             let perSecond = Spread(median: perPass.median / Double(Self.seconds), min: perPass.min / Double(Self.seconds),
                                    max: perPass.max / Double(Self.seconds))
             var allocations: UInt64 = 0
-            let stage = Self.stream(recording, through: item.make, countingFrom: Self.steadyBlock, allocations: &allocations)
+            let stage = Self.stream(recording, through: item.make, estimatesDelay: item.estimatesDelay, countingFrom: Self.steadyBlock, allocations: &allocations)
             let frames = Double((recording.captured.count - Self.steadyBlock) * 160) / 512
             return EchoStageRow(name: item.name, backend: item.backend, cpuPerAudioSecond: perSecond,
                                 shareOfOneCore: perSecond.median, energyReductionDB: stage?.energyReductionDB,
@@ -86,16 +89,17 @@ final class EchoStageBenchmark {
     static let steadyBlock = 600
 
     /// The whole recording through a fresh stage; nil when the backend could not be made.
-    private static func stream(_ recording: Recording, through make: () throws -> any EchoCanceller) -> EchoControlStage? {
+    private static func stream(_ recording: Recording, through make: () throws -> any EchoCanceller, estimatesDelay: Bool) -> EchoControlStage? {
         var allocations: UInt64 = 0
-        return stream(recording, through: make, countingFrom: recording.captured.count, allocations: &allocations)
+        return stream(recording, through: make, estimatesDelay: estimatesDelay, countingFrom: recording.captured.count, allocations: &allocations)
     }
 
     /// The whole recording through a fresh stage, counting heap allocations from block `countingFrom` on.
-    private static func stream(_ recording: Recording, through make: () throws -> any EchoCanceller, countingFrom: Int,
+    private static func stream(_ recording: Recording, through make: () throws -> any EchoCanceller, estimatesDelay: Bool, countingFrom: Int,
                                allocations: inout UInt64) -> EchoControlStage? {
         guard let canceller = try? make(), let aligner = try? EchoReferenceAligner(playbackRate: 24_000),
-              let stage = try? EchoControlStage(canceller: canceller, reference: aligner, frameSamples: 512) else { return nil }
+              let stage = try? EchoControlStage(canceller: canceller, reference: aligner, frameSamples: 512,
+                                                delayEstimation: estimatesDelay ? EchoDelayEstimatorOptions() : nil) else { return nil }
         for index in recording.captured.indices {
             func step() {
                 recording.played[index].withUnsafeBufferPointer {
