@@ -56,6 +56,44 @@ struct LiveRoomSessionTests {
         #expect(output.contains("session s-room ended cleanly"))
     }
 
+    /// Three utterances: one, a pause through its whole reply, a second, and a third spoken over
+    /// the second's reply.
+    static func threeTurns(in directory: TemporaryDirectory) throws -> String {
+        let rate = 16_000
+        let utterances: [(String, Double)] = [("speech-22k05-mono-s16.wav", 0), ("speech-44k1-stereo-s16.wav", 7.8), ("speech-22k05-mono-s16.wav", 12.2)]
+        var talker = [Int16](repeating: 0, count: 22 * rate)
+        for (name, start) in utterances {
+            let speech = try SpeechSamples.capture(name)
+            let offset = Int(start * Double(rate))
+            for (index, sample) in speech.enumerated() where offset + index < talker.count { talker[offset + index] = sample }
+        }
+        let path = directory.path("three-turns.wav")
+        let writer = try AudioFileWriter(path: path, sampleRate: 16_000, channelCount: 1, encoding: .int16)
+        try talker.withUnsafeBufferPointer { try writer.write($0) }
+        try writer.close()
+        return path
+    }
+
+    /// A loudspeaker that leaves 150 ms of its latency out of its delay report (as a Bluetooth
+    /// link or ALSA's file plugin does): its stamps would put the reference before the reply was
+    /// even written, so the reply output stamps it at the writing, and the echo stage finds the
+    /// rest (the room's latency and buffer: 89 ms measured) in the first reply and moves the
+    /// reference. Without both the reference read as silence: ERLE 0.2 dB, 30 self-interruptions.
+    @Test func aLoudspeakerThatReportsTooLittleDelayStillHasItsEchoCancelled() async throws {
+        let directory = try TemporaryDirectory()
+        let talker = try Self.threeTurns(in: directory)
+        let result = try await CommandRunner.runOnOwnThread(["session", talker, "--room", "office,unreported=0.15", "--session-id", "s-late"])
+        #expect(result.status == 0, "\(result)")
+        let output = result.stdout
+        #expect(Self.figure("self-interruptions: ", in: output) == 0, "\(output)")
+        #expect(output.contains("turns: 3 (3 spoken, 0 typed)"), "\(output)")
+        #expect(output.contains("interruptions: 1"), "\(output)")
+        let moved = try #require(Self.figure("echo delay: the echo came ", in: output), "\(output)")
+        #expect((60...130).contains(moved), "\(output)")
+        let erle = try #require(Self.figure("echo return loss enhancement: ", in: output), "\(output)")
+        #expect(erle >= 30, "ERLE \(erle) dB")
+    }
+
     @Test func withoutEchoControlTheSameRoomMakesTheRuntimeHearItself() async throws {
         let directory = try TemporaryDirectory()
         let talker = try Self.conversation(in: directory)

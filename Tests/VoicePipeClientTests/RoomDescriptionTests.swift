@@ -21,6 +21,9 @@ struct RoomDescriptionTests {
         expected.loudspeakerDrive = 3
         expected.latency = 0.1
         #expect(room == expected)
+        var unreported = try RoomPreset.office.configuration()
+        unreported.unreportedLatency = 0.15
+        #expect(try RoomDescription.configuration("office,unreported=0.15") == unreported)
         #expect(try RoomDescription.configuration("kitchen,clip=off,noise=off").loudspeakerDrive == nil)
     }
 
@@ -45,10 +48,11 @@ struct RoomDescriptionTests {
     }
 
     @Test(arguments: [
-        ("attic", "'attic' is not a room: give a preset (car, office, kitchen) or option=value (rt60, distance, ir, latency, echo, clip, noise, drift, seed)"),
-        ("office,colour=blue", "'colour' is not a room option; the options are rt60, distance, ir, latency, echo, clip, noise, drift, seed"),
+        ("attic", "'attic' is not a room: give a preset (car, office, kitchen) or option=value (rt60, distance, ir, latency, echo, clip, noise, drift, unreported, seed)"),
+        ("office,colour=blue", "'colour' is not a room option; the options are rt60, distance, ir, latency, echo, clip, noise, drift, unreported, seed"),
         ("latency=fast", "the room's 'latency' takes a number, not 'fast'"),
         ("drift=5000", "clock drift (ppm)"),
+        ("unreported=0.5", "the room's unreported latency (s) is 0.5, outside the range it models (-0.1 ... 0.4)"),
         ("rt60=9", "reverberation"),
         ("noise=pink", "the room's 'noise' takes white, pink, brown, babble or file:PATH, then :LEVEL in dBFS (pink:-55), or off, not 'pink'"),
         ("noise=pink:-120", "noise level (dBFS)"),

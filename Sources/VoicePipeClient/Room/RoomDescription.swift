@@ -21,6 +21,7 @@ import VoicePipeIO
 /// | `clip`      | loudspeaker soft-clipping drive (`off` for linear)         | 0.1 … 20         |
 /// | `noise`     | `white`, `pink`, `brown`, `babble` or `file:PATH`, then `:LEVEL` dBFS, or `off` | −100 … 0 |
 /// | `drift`     | microphone clock against the loudspeaker's (ppm)           | −1000 … 1000     |
+/// | `unreported`| latency the loudspeaker leaves out of its delay report (s) | −0.1 … 0.4       |
 /// | `seed`      | chooses the generated response and the noise               | a whole number   |
 public enum RoomDescription {
     /// Why a room description was refused.
@@ -53,7 +54,7 @@ public enum RoomDescription {
     }
 
     /// The options a description may set.
-    public static let options = ["rt60", "distance", "ir", "latency", "echo", "clip", "noise", "drift", "seed"]
+    public static let options = ["rt60", "distance", "ir", "latency", "echo", "clip", "noise", "drift", "unreported", "seed"]
 
     /// The room `text` describes, between a loudspeaker at `playbackRate` and a microphone at `captureRate`.
     /// Without a preset, options start from the `office` preset's figures.
@@ -108,6 +109,8 @@ public enum RoomDescription {
                 configuration.noise = try noise(value, captureRate: captureRate)
             case "drift":
                 configuration.clockDriftPPM = try number(option, value)
+            case "unreported":
+                configuration.unreportedLatency = try number(option, value)
             default:
                 break
             }

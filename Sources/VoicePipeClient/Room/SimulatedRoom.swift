@@ -389,14 +389,17 @@ public final class SimulatedLoudspeaker: PlaybackHardware, Sendable {
     /// has been played, then stops the stream.
     /// On a real-time clock, the frames between now and the end of the last block written being
     /// heard (buffered, plus the loudspeaker's latency): what ALSA's `snd_pcm_delay` reports, so a
-    /// ``DeviceReplyOutput`` stamps each period with the instant the room plays it. Nil on a fast
+    /// ``DeviceReplyOutput`` stamps each period with the instant the room plays it (less the
+    /// configuration's ``RoomConfiguration/unreportedLatency``, as a device that reports its
+    /// delay wrong would). Nil on a fast
     /// or manual clock, whose timeline is not the host's.
     public var playbackDelayFrames: Int? {
         guard core.clock == .realTime else { return nil }
         let (last, frames) = core.state.withLock { ($0.lastPlayback, $0.lastPlaybackFrames) }
         guard let last else { return 0 }
         let now = Double(MonotonicClock.nanoseconds() - core.origin.load(ordering: .acquiring)) / 1e9
-        return Int(((last.time + last.latency - now) * core.configuration.playbackRate.hertz).rounded()) + frames
+        let reported = last.time + last.latency - core.configuration.unreportedLatency - now
+        return Int((reported * core.configuration.playbackRate.hertz).rounded()) + frames
     }
 
     public func drain() throws(PlayerSinkError) {

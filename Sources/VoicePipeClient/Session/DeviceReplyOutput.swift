@@ -119,7 +119,9 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
                 }
                 if let observer {
                     let now = MonotonicClock.nanoseconds()
-                    let ahead = Double((delay.hardware.playbackDelayFrames ?? player.renderPeriodFrames) - player.renderPeriodFrames)
+                    // A period is never heard before it is written: a device that reports less
+                    // delay than that (one that leaves latency out) is stamped at the writing.
+                    let ahead = Double(max(0, (delay.hardware.playbackDelayFrames ?? player.renderPeriodFrames) - player.renderPeriodFrames))
                     let stamp = PlayedPeriodStamp(framePosition: rendered,
                                                   instant: now + Int64((ahead * 1e9 / player.format.sampleRate.hertz).rounded()))
                     observer(PlayedPeriod(samples: player.lastRenderedPeriod, sampleRate: player.format.sampleRate, stamp: stamp))

@@ -7,6 +7,8 @@ public struct RoomConfiguration: Sendable, Hashable {
     public static let drives: ClosedRange<Double> = 0.1...20
     /// Echo gains (dB) the room models.
     public static let echoGains: ClosedRange<Double> = -80...20
+    /// Latency the loudspeaker leaves out of its delay report (s) the room models.
+    public static let unreportedLatencies: ClosedRange<Double> = -0.1...0.4
     /// Clock drifts (ppm) the room models.
     public static let clockDrifts: ClosedRange<Double> = -1000...1000
 
@@ -30,6 +32,10 @@ public struct RoomConfiguration: Sendable, Hashable {
     public var clockDriftPPM: Double
     /// Chooses the noise.
     public var seed: UInt64
+    /// Seconds of the loudspeaker's latency its delay report leaves out (negative: it reports
+    /// more than there is), as ALSA's file plugin leaves out its buffer and a Bluetooth link its
+    /// own: the sound is heard that much later than the device says. 0: the report is exact.
+    public var unreportedLatency: Double = 0
 
     public init(playbackRate: SampleRate, captureRate: SampleRate, latency: Double, loudspeakerDrive: Double? = nil,
                 impulseResponse: RoomImpulseResponse, echoGainDB: Double, noise: RoomNoise? = nil,
@@ -53,6 +59,7 @@ public struct RoomConfiguration: Sendable, Hashable {
         if let loudspeakerDrive { try RoomError.check("loudspeaker drive", loudspeakerDrive, in: Self.drives) }
         try RoomError.check("echo gain (dB)", echoGainDB, in: Self.echoGains)
         try RoomError.check("clock drift (ppm)", clockDriftPPM, in: Self.clockDrifts)
+        try RoomError.check("unreported latency (s)", unreportedLatency, in: Self.unreportedLatencies)
         guard impulseResponse.sampleRate == captureRate else {
             throw .impulseResponseRate(impulse: impulseResponse.sampleRate, capture: captureRate)
         }

@@ -167,7 +167,7 @@ extension SessionCommand.Options {
     }
     static var roomOption: OptionBinding<Self> {
         .option("room", "room", \.room, roomValue,
-                help: "Run live in a simulated room, the input file as the person speaking: car, office, kitchen, or options (rt60=0.3,latency=0.06,echo=-10,noise=pink:-55,drift=100,clip=2,ir=file.wav), after a preset or alone.")
+                help: "Run live in a simulated room, the input file as the person speaking: car, office, kitchen, or options (rt60=0.3,latency=0.06,echo=-10,noise=pink:-55,drift=100,clip=2,ir=file.wav,unreported=0.1), after a preset or alone.")
     }
     static var roomRecordOption: OptionBinding<Self> {
         .option("room-record", "dir", \.roomRecord, .text, help: "With --room, write the microphone, near-end, echo and cleaned signals into this folder as WAV files.")
