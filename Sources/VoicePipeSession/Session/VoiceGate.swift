@@ -51,13 +51,22 @@ public struct NoiseAdaptation: Sendable, Hashable {
     /// A speech-band floor below this is no room noise but digital silence, dither or a synthetic
     /// signal: there too the fixed thresholds alone decide.
     public var quietestFloorDBFS: Double
+    /// Noise whose frames nearly all peak above this (the floor of their peaks) is no room noise
+    /// but a steady signal there from the first frame, a tone or music: the fixed thresholds decide.
+    public var loudestNoisePeakDBFS: Double
+    /// A floor is known once it has heard this much audio. Before, the fixed thresholds alone
+    /// decide and every frame teaches the floor, an open turn's too: someone who starts speaking
+    /// before the noise was heard still gets a floor from the gaps in their own speech, and the
+    /// turn ends when the speech does.
+    public var floorKnownAfter: Duration
 
     /// The defaults are measured (`VoiceGateInNoiseTests`, and a prototype of the same gate over
     /// six noise seeds and 1.0 s and 1.2 s pauses): 12 dB to open and 9 dB to stay open over the
     /// 10th percentile of 3 s counted every turn at 20 and 10 dB SNR in brown, pink and babble
     /// noise. The minimum instead of a percentile, or 8 dB to stay open, lost babble turns: babble
     /// frames sit up to 10 dB above their minimum, brown and pink ones within 3 dB.
-    public init(openMarginDB: Double = 12, closeMarginDB: Double = 9, floorWindow: Duration = .seconds(3), floorPercentile: Double = 0.1, learnInTurnsAfter: Duration = .seconds(10), noisePeakMarginDB: Double = 12, quietestFloorDBFS: Double = -90) {
+    public init(openMarginDB: Double = 12, closeMarginDB: Double = 9, floorWindow: Duration = .seconds(3), floorPercentile: Double = 0.1, learnInTurnsAfter: Duration = .seconds(10), noisePeakMarginDB: Double = 12, quietestFloorDBFS: Double = -90,
+                loudestNoisePeakDBFS: Double = -12, floorKnownAfter: Duration = .seconds(1)) {
         self.openMarginDB = openMarginDB
         self.closeMarginDB = closeMarginDB
         self.floorWindow = floorWindow
@@ -65,6 +74,8 @@ public struct NoiseAdaptation: Sendable, Hashable {
         self.learnInTurnsAfter = learnInTurnsAfter
         self.noisePeakMarginDB = noisePeakMarginDB
         self.quietestFloorDBFS = quietestFloorDBFS
+        self.loudestNoisePeakDBFS = loudestNoisePeakDBFS
+        self.floorKnownAfter = floorKnownAfter
     }
 }
 
@@ -135,7 +146,7 @@ public struct VoiceGate: Sendable, Hashable {
         guard let noise = options.noise else { return decide(level, duration: duration, margin: nil) }
         let peakDBFS = level.isDigitalSilence ? -Double.infinity : level.dBFS
         speechBandDBFS = meter.measure(samples, sampleRate: sampleRate)
-        let holdsTurn = isOpen && audioTime - speechStart < noise.learnInTurnsAfter
+        let holdsTurn = isOpen && floor.heard >= noise.floorKnownAfter && audioTime - speechStart < noise.learnInTurnsAfter
             && !level.isDigitalSilence && peakDBFS >= options.closeThresholdDBFS && margin(noise)?.keep ?? true
         if !holdsTurn {
             floor.observe(speechBandDBFS, duration: duration)
@@ -148,7 +159,8 @@ public struct VoiceGate: Sendable, Hashable {
     /// floor; nil while the floor says the room is quiet (the fixed thresholds alone decide).
     private func margin(_ noise: NoiseAdaptation) -> (open: Bool, keep: Bool)? {
         guard floor.floorDBFS >= noise.quietestFloorDBFS,
-              peakFloor.floorDBFS >= options.closeThresholdDBFS - noise.noisePeakMarginDB else { return nil }
+              peakFloor.floorDBFS >= options.closeThresholdDBFS - noise.noisePeakMarginDB,
+              peakFloor.floorDBFS <= noise.loudestNoisePeakDBFS else { return nil }
         let aboveFloor = speechBandDBFS - floor.floorDBFS
         return (open: aboveFloor >= noise.openMarginDB, keep: aboveFloor >= noise.closeMarginDB)
     }
