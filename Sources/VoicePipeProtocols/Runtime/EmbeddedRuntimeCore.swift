@@ -319,7 +319,7 @@ public struct EmbeddedRuntimeCore: ~Copyable {
         let peak = recorder.append(chunk.samples, sampleRate: wireRate)
         lastAudioAt = now
         let level = PeakLevel(peak: peak, floatPeak: Float(peak) / 32_768)
-        switch gate.process(chunk.samples, level: level, sampleRate: chunk.sampleRate) {
+        switch gate.process(chunk.samples, level: level, sampleRate: chunk.sampleRate, learnsFloor: now >= streamFreeAt) {
         case .opened:
             interruptReply(at: now)
         case .closed(let speechEnd, _):

@@ -54,6 +54,10 @@ public struct NoiseAdaptation: Sendable, Hashable {
     /// Noise whose frames nearly all peak above this (the floor of their peaks) is no room noise
     /// but a steady signal there from the first frame, a tone or music: the fixed thresholds decide.
     public var loudestNoisePeakDBFS: Double
+    /// The floor learns the frames' power averaged over about this long (a one-pole average), so
+    /// a dip of a frame or two, where every babbling talker happens to pause at once, does not
+    /// become the floor; zero learns each frame as it is.
+    public var floorSmoothing: Duration
     /// A floor is known once it has heard this much audio. Before, the fixed thresholds alone
     /// decide and every frame teaches the floor, an open turn's too: someone who starts speaking
     /// before the noise was heard still gets a floor from the gaps in their own speech, and the
@@ -66,7 +70,8 @@ public struct NoiseAdaptation: Sendable, Hashable {
     /// noise. The minimum instead of a percentile, or 8 dB to stay open, lost babble turns: babble
     /// frames sit up to 10 dB above their minimum, brown and pink ones within 3 dB.
     public init(openMarginDB: Double = 12, closeMarginDB: Double = 9, floorWindow: Duration = .seconds(3), floorPercentile: Double = 0.1, learnInTurnsAfter: Duration = .seconds(10), noisePeakMarginDB: Double = 12, quietestFloorDBFS: Double = -90,
-                loudestNoisePeakDBFS: Double = -12, floorKnownAfter: Duration = .seconds(1)) {
+                loudestNoisePeakDBFS: Double = -12, floorKnownAfter: Duration = .seconds(1),
+                floorSmoothing: Duration = .milliseconds(100)) {
         self.openMarginDB = openMarginDB
         self.closeMarginDB = closeMarginDB
         self.floorWindow = floorWindow
@@ -76,6 +81,7 @@ public struct NoiseAdaptation: Sendable, Hashable {
         self.quietestFloorDBFS = quietestFloorDBFS
         self.loudestNoisePeakDBFS = loudestNoisePeakDBFS
         self.floorKnownAfter = floorKnownAfter
+        self.floorSmoothing = floorSmoothing
     }
 }
 
@@ -118,6 +124,8 @@ public struct VoiceGate: Sendable, Hashable {
     /// The last frame's speech-band level in dBFS (−∞ until a frame with samples came).
     public private(set) var speechBandDBFS = -Double.infinity
     private var meter = SpeechBandMeter()
+    /// The speech-band power averaged over ``NoiseAdaptation/floorSmoothing`` (nil before a frame).
+    private var smoothedPower: Double?
     private var floor: NoiseFloorTracker
     private var peakFloor: NoiseFloorTracker
 
@@ -141,18 +149,32 @@ public struct VoiceGate: Sendable, Hashable {
     ///   - samples: the frame (as sent), whose count and `sampleRate` give its duration.
     ///   - level: the frame's peak, from the converter.
     ///   - sampleRate: the frames' rate.
-    public mutating func process<S: Collection>(_ samples: S, level: PeakLevel, sampleRate: SampleRate) -> Change? where S.Element == Int16 {
+    ///   - learnsFloor: false while the frame is no measure of the room: while a reply plays,
+    ///     the microphone hears the reply, or what echo control left of it 20–40 dB down, and a
+    ///     floor learnt there would hold the next turn open once the room's noise is back.
+    public mutating func process<S: Collection>(_ samples: S, level: PeakLevel, sampleRate: SampleRate, learnsFloor: Bool = true) -> Change? where S.Element == Int16 {
         let duration = sampleRate.duration(ofFrames: samples.count)
         guard let noise = options.noise else { return decide(level, duration: duration, margin: nil) }
         let peakDBFS = level.isDigitalSilence ? -Double.infinity : level.dBFS
         speechBandDBFS = meter.measure(samples, sampleRate: sampleRate)
+        let smoothedDBFS = smooth(speechBandDBFS, duration: duration, over: noise.floorSmoothing)
         let holdsTurn = isOpen && floor.heard >= noise.floorKnownAfter && audioTime - speechStart < noise.learnInTurnsAfter
             && !level.isDigitalSilence && peakDBFS >= options.closeThresholdDBFS && margin(noise)?.keep ?? true
-        if !holdsTurn {
-            floor.observe(speechBandDBFS, duration: duration)
+        if learnsFloor, !holdsTurn {
+            floor.observe(smoothedDBFS, duration: duration)
             peakFloor.observe(peakDBFS, duration: duration)
         }
         return decide(level, duration: duration, margin: margin(noise))
+    }
+
+    /// The frame's speech-band level averaged in power with the frames before it over `time`.
+    private mutating func smooth(_ levelDBFS: Double, duration: Duration, over time: Duration) -> Double {
+        guard time > .zero, duration > .zero, levelDBFS.isFinite || levelDBFS == -.infinity else { return levelDBFS }
+        let power = levelDBFS == -.infinity ? 0 : Elementary.exp(levelDBFS / 10 * Elementary.log(10))
+        let keep = Elementary.exp(-(duration / time))
+        let average = smoothedPower.map { keep * $0 + (1 - keep) * power } ?? power
+        smoothedPower = average
+        return average > 0 ? 10 * Elementary.log10(average) : -.infinity
     }
 
     /// Whether the last frame's speech-band level clears the open and keep margins over the
