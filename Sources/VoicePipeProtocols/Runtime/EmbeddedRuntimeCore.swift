@@ -321,7 +321,8 @@ public struct EmbeddedRuntimeCore: ~Copyable {
         let level = PeakLevel(peak: peak, floatPeak: Float(peak) / 32_768)
         // While a reply goes out and its last chunk plays (a hang-over's allowance), the client's
         // audio is the reply or what echo control left of it, not the room: no floor is learnt.
-        let replyPlays = answers.contains { $0.hasStarted && $0.audioRemains } || now < streamFreeAt + options.gate.hangOver
+        let replyPlays = answers.contains { $0.hasStarted && $0.audioRemains }
+            || (streamFreeAt > .origin && now < streamFreeAt + options.gate.hangOver)
         switch gate.process(chunk.samples, level: level, sampleRate: chunk.sampleRate, learnsFloor: !replyPlays) {
         case .opened:
             interruptReply(at: now)
