@@ -147,6 +147,20 @@ struct LiveRoomSessionTests {
         #expect(10 * log10(heard / sent) >= 30, "\(10 * log10(heard / sent)) dB")
     }
 
+    /// The kitchen: babble from six talkers at −45 dBFS from the first moment, the person speaking
+    /// 0.1 s in. Both gates (the client's and the embedded runtime's) learn the babble from the gaps
+    /// in the first turn's speech and learn nothing while the reply plays, so each turn ends with
+    /// its speech: two turns, the barge-in honoured, no self-interruption (before, the first turn
+    /// ran to 38 s and the runtime never replied).
+    @Test func inTheKitchensBabbleBothTurnsEndWithTheirSpeechAndTheBargeInIsHonoured() async throws {
+        let result = try await CommandRunner.runOnOwnThread(["session", CommandRunner.sample("room-barge-in-16k-mono-s16.wav"), "--room", "kitchen"])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains("room: kitchen; echo control: speex"))
+        #expect(result.stdout.contains("turns: 2 (2 spoken, 0 typed)"), "\(result.stdout)")
+        #expect(Self.figure("self-interruptions: ", in: result.stdout) == 0, "\(result.stdout)")
+        #expect(result.stdout.contains("barge-ins honoured: 1 of 1"), "\(result.stdout)")
+    }
+
     @Test(arguments: [
         (["--room", "office"], "'--room' needs an input file: the person speaking into the room", Int32(64)),
         (["talk.wav", "--room", "attic"], "'--room': 'attic' is not a room: give a preset (car, office, kitchen) or option=value", 64),

@@ -77,3 +77,46 @@ struct NoiseFloorTests {
         #expect(frames == 85 && tracker.floorDBFS == -40, "\(frames)")
     }
 }
+
+/// The gate's own regressions: odd chunk sizes and rates, an early turn, frames while a reply plays.
+struct VoiceGateFloorRegressionTests {
+    /// The embedded runtime's case that once failed ("Index out of range" in the runtime's tests):
+    /// a 50 Hz tone at −6 dBFS from the first sample at 500 Hz, in chunks of 2, 10 and 25 samples,
+    /// then silence. The gate opens on the first chunk and closes 0.5 s after the tone, exactly.
+    @Test(arguments: [2, 10, 25])
+    func aToneFromTheFirstSampleAt500HzIsOneTurnWhateverTheChunkSize(chunk: Int) {
+        let tone = RuntimeFixtures.toneBurst(lead: 0, tone: 1.0, tail: 0.6, frequency: 50, rate: 500)
+        var gate = VoiceGate()
+        var changes = [VoiceGate.Change]()
+        for start in stride(from: 0, to: tone.count, by: chunk) {
+            let samples = tone[start..<min(start + chunk, tone.count)]
+            let peak = samples.map { abs(Int($0)) }.max() ?? 0
+            if let change = gate.process(samples, level: PeakLevel(peak: peak, floatPeak: Float(peak) / 32_768), sampleRate: 500) { changes.append(change) }
+        }
+        #expect(changes == [.opened(speechStart: .zero), .closed(speechEnd: .seconds(1), closedAt: .milliseconds(1_500))])
+    }
+
+    /// Pink noise at −40 dBFS for 2 s, then 2 s of it 30 dB down (what echo control leaves while a
+    /// reply plays), then the noise again: told that those frames are no measure of the room, the
+    /// gate stays shut when the noise comes back; learning from them, it opens on the room's noise.
+    @Test func framesWhileAReplyPlaysDoNotTeachTheFloor() {
+        let rate = 16_000
+        let noise = Signals.pinkNoise(rms: Signals.amplitude(dBFS: -40), frames: 8 * rate, seed: 4)
+        let signal = Signals.int16(noise.enumerated().map { $0.offset >= 2 * rate && $0.offset < 4 * rate ? $0.element / 31.6 : $0.element })
+        func opened(learningDuringTheReply: Bool) -> Bool {
+            var gate = VoiceGate()
+            var opened = false
+            for start in stride(from: 0, to: signal.count, by: 512) {
+                let samples = signal[start..<start + 512]
+                let peak = samples.map { abs(Int($0)) }.max() ?? 0
+                let replyPlays = start >= 2 * rate && start < 4 * rate
+                let change = gate.process(samples, level: PeakLevel(peak: peak, floatPeak: Float(peak) / 32_768), sampleRate: 16_000,
+                                          learnsFloor: learningDuringTheReply || !replyPlays)
+                if case .opened = change { opened = true }
+            }
+            return opened
+        }
+        #expect(!opened(learningDuringTheReply: false))
+        #expect(opened(learningDuringTheReply: true))
+    }
+}

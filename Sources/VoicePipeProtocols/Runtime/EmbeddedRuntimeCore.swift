@@ -319,7 +319,11 @@ public struct EmbeddedRuntimeCore: ~Copyable {
         let peak = recorder.append(chunk.samples, sampleRate: wireRate)
         lastAudioAt = now
         let level = PeakLevel(peak: peak, floatPeak: Float(peak) / 32_768)
-        switch gate.process(level, duration: .samples(chunk.samples.count, at: chunk.sampleRate)) {
+        // While a reply goes out and its last chunk plays (a hang-over's allowance), the client's
+        // audio is the reply or what echo control left of it, not the room: no floor is learnt.
+        let replyPlays = answers.contains { $0.hasStarted && $0.audioRemains }
+            || (streamFreeAt > .origin && now < streamFreeAt + options.gate.hangOver)
+        switch gate.process(chunk.samples, level: level, sampleRate: chunk.sampleRate, learnsFloor: !replyPlays) {
         case .opened:
             interruptReply(at: now)
         case .closed(let speechEnd, _):

@@ -97,6 +97,9 @@ public struct NoiseFloorTracker: Sendable, Hashable {
     /// Which fraction of the window's frames lies below the floor (0 is the minimum).
     public let percentile: Double
 
+    /// Audio observed so far (NaN frames excluded): a floor from a few frames is no floor yet.
+    public private(set) var heard: Duration = .zero
+
     private var arrivals: [Double] = []
     private var sorted: [Double] = []
 
@@ -122,6 +125,7 @@ public struct NoiseFloorTracker: Sendable, Hashable {
             let oldest = arrivals.removeFirst()
             sorted.remove(at: Self.position(of: oldest, in: sorted))
         }
+        heard += max(duration, .zero)
         arrivals.append(levelDBFS)
         sorted.insert(levelDBFS, at: Self.position(of: levelDBFS, in: sorted))
     }

@@ -208,7 +208,9 @@ public struct SessionMachine: Sendable {
             fail(failure, closing: true, leaving: (live, phase), at: now, &actions)
             return scheduling(&actions)
         }
-        switch live.gate.process(frame.samples, level: frame.level, sampleRate: configuration.captureSampleRate) {
+        let replyPlays: Bool
+        if case .speaking = phase { replyPlays = true } else { replyPlays = false }
+        switch live.gate.process(frame.samples, level: frame.level, sampleRate: configuration.captureSampleRate, learnsFloor: !replyPlays) {
         case .opened:
             if live.openTurn == nil { live.openTurn = ledger.beginTurn(.voice, at: now) }
             if case .ready = phase { Self.move(&phase, to: .talking, &actions) }
