@@ -142,10 +142,11 @@ public final class EchoControlStage {
             convergenceGuard?.apply(near: UnsafeBufferPointer(near), far: UnsafeBufferPointer(far), output: cleaned)
             blocksProcessed += 1
             if let correction = delayEstimator?.observe(near: UnsafeBufferPointer(near), far: UnsafeBufferPointer(far)) {
-                // The filter and the guard learnt the echo at the old offset: both start again.
+                // The filter learnt the echo at the old offset: it starts again, and the guard
+                // measures it afresh (the room, and so the echo path's gain, is the same).
                 reference.delayCorrection += correction
                 canceller.reset()
-                convergenceGuard?.reset()
+                convergenceGuard?.cancellerRestarted()
                 delayCorrections += 1
             }
         } catch {

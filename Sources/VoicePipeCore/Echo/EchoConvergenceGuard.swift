@@ -133,6 +133,16 @@ public final class EchoConvergenceGuard {
         gain = target
     }
 
+    /// The canceller started again in the same room (its reference moved): how much it removes is
+    /// measured afresh, but the echo path's learnt gain stays, so a person speaking over the reply
+    /// is still told from its echo while the canceller converges again.
+    public func cancellerRestarted() {
+        microphoneAverage = 0
+        outputAverage = 0
+        converged = false
+        singleTalkBlocks = 0
+    }
+
     /// Forgets what it measured, as a fresh canceller would (after a reset of the canceller).
     public func reset() {
         for index in farPeaks.indices { farPeaks[index] = 0 }
