@@ -15,22 +15,9 @@ struct LiveRoomSessionTests {
     /// embedded runtime's reply is the turn's audio since the last turn ended, silence first, so
     /// each barge-in is timed to the speech in that reply. With the last reply, 60 s in all.
     static func conversation(in directory: TemporaryDirectory) throws -> String {
-        let rate = 16_000
-        let utterances: [(String, Double)] = [
-            ("speech-22k05-mono-s16.wav", 0), ("speech-44k1-stereo-s16.wav", 5.1), ("speech-8k-mono-s16.wav", 11.7),
-            ("speech-48k-stereo-f32.wav", 23), ("speech-22k05-mono-s16.wav", 39),
-        ]
-        var talker = [Int16](repeating: 0, count: 42 * rate)
-        for (name, start) in utterances {
-            let speech = try SpeechSamples.capture(name)
-            let offset = Int(start * Double(rate))
-            for (index, sample) in speech.enumerated() where offset + index < talker.count { talker[offset + index] = sample }
-        }
-        let path = directory.path("conversation.wav")
-        let writer = try AudioFileWriter(path: path, sampleRate: 16_000, channelCount: 1, encoding: .int16)
-        try talker.withUnsafeBufferPointer { try writer.write($0) }
-        try writer.close()
-        return path
+        try SpeechSamples.writeTalker([("speech-22k05-mono-s16.wav", 0), ("speech-44k1-stereo-s16.wav", 5.1), ("speech-8k-mono-s16.wav", 11.7),
+                                       ("speech-48k-stereo-f32.wav", 23), ("speech-22k05-mono-s16.wav", 39)],
+                                      seconds: 42, to: directory.path("conversation.wav"))
     }
 
     /// The figure after `label` in the summary ("self-interruptions: 0 (…)" gives 0).
@@ -59,19 +46,8 @@ struct LiveRoomSessionTests {
     /// Three utterances: one, a pause through its whole reply, a second, and a third spoken over
     /// the second's reply.
     static func threeTurns(in directory: TemporaryDirectory) throws -> String {
-        let rate = 16_000
-        let utterances: [(String, Double)] = [("speech-22k05-mono-s16.wav", 0), ("speech-44k1-stereo-s16.wav", 7.8), ("speech-22k05-mono-s16.wav", 12.2)]
-        var talker = [Int16](repeating: 0, count: 22 * rate)
-        for (name, start) in utterances {
-            let speech = try SpeechSamples.capture(name)
-            let offset = Int(start * Double(rate))
-            for (index, sample) in speech.enumerated() where offset + index < talker.count { talker[offset + index] = sample }
-        }
-        let path = directory.path("three-turns.wav")
-        let writer = try AudioFileWriter(path: path, sampleRate: 16_000, channelCount: 1, encoding: .int16)
-        try talker.withUnsafeBufferPointer { try writer.write($0) }
-        try writer.close()
-        return path
+        try SpeechSamples.writeTalker([("speech-22k05-mono-s16.wav", 0), ("speech-44k1-stereo-s16.wav", 7.8), ("speech-22k05-mono-s16.wav", 12.2)],
+                                      seconds: 22, to: directory.path("three-turns.wav"))
     }
 
     /// A loudspeaker that leaves 150 ms of its latency out of its delay report (as a Bluetooth

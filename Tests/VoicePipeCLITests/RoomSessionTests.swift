@@ -36,6 +36,21 @@ struct RoomSessionTests {
         }
     }
 
+    /// Starts `voicepipe session --mic room_mic --speaker room_speaker` with `arguments` and the
+    /// room's ALSA configuration; its timeline pipe and its standard error, drained.
+    static func startSession(_ arguments: [String], alsa configuration: String) throws -> (Process, Pipe, Drained) {
+        let session = Process()
+        session.executableURL = CommandRunner.binary
+        session.arguments = ["session", "--mic", "room_mic", "--speaker", "room_speaker"] + arguments
+        session.environment = ProcessInfo.processInfo.environment.merging(["ALSA_CONFIG_PATH": configuration]) { $1 }
+        let timeline = Pipe(), errors = Pipe()
+        session.standardOutput = timeline
+        session.standardError = errors
+        let drained = Drained(errors)
+        try session.run()
+        return (session, timeline, drained)
+    }
+
     @Test func aLiveSessionOnALSAFilePCMsHearsTheTalkersTurnAndPlaysTheReplyIntoTheRoom() throws {
         let directory = try TemporaryDirectory()
         let microphone = directory.path("mic.fifo"), speaker = directory.path("speaker.fifo")
@@ -57,17 +72,9 @@ struct RoomSessionTests {
         let roomOutput = Drained(roomErrors)
         try room.run()
 
-        let session = Process()
-        session.executableURL = CommandRunner.binary
         // Echo control off: the reply the room reads is then exactly the turn the runtime heard
         // (echo control on would send its cleaned signal, digital silence where it removed noise).
-        session.arguments = ["session", "--mic", "room_mic", "--speaker", "room_speaker", "--log", log, "--session-id", "s-room", "--echo", "off"]
-        session.environment = ProcessInfo.processInfo.environment.merging(["ALSA_CONFIG_PATH": configuration]) { $1 }
-        let timeline = Pipe(), sessionErrors = Pipe()
-        session.standardOutput = timeline
-        session.standardError = sessionErrors
-        let sessionErrorOutput = Drained(sessionErrors)
-        try session.run()
+        let (session, timeline, sessionErrorOutput) = try Self.startSession(["--log", log, "--session-id", "s-room", "--echo", "off"], alsa: configuration)
         // A safety net only: a session or room that hangs is stopped so the test fails instead of waiting forever.
         let watchdog = DispatchWorkItem {
             if session.isRunning { session.terminate() }
@@ -132,24 +139,6 @@ struct RoomSessionTests {
         #expect(Int(read) >= Int(sound), "\(roomText)")
     }
 
-    /// Three utterances on the room's timeline: one, a pause through its whole reply, a second,
-    /// and a third spoken over the second's reply (a barge-in once the echo delay is known).
-    static func threeTurns(in directory: TemporaryDirectory) throws -> String {
-        let rate = 16_000
-        let utterances: [(String, Double)] = [("speech-22k05-mono-s16.wav", 0), ("speech-44k1-stereo-s16.wav", 7.8), ("speech-22k05-mono-s16.wav", 12.2)]
-        var talker = [Int16](repeating: 0, count: 22 * rate)
-        for (name, start) in utterances {
-            let speech = try SpeechSamples.capture(name)
-            let offset = Int(start * Double(rate))
-            for (index, sample) in speech.enumerated() where offset + index < talker.count { talker[offset + index] = sample }
-        }
-        let path = directory.path("three-turns.wav")
-        let writer = try AudioFileWriter(path: path, sampleRate: 16_000, channelCount: 1, encoding: .int16)
-        try talker.withUnsafeBufferPointer { try writer.write($0) }
-        try writer.close()
-        return path
-    }
-
     /// Echo control over the ALSA file PCMs, whose delay report leaves out the plugin's 80 ms
     /// buffer and the pipe (and knows nothing of the room's 60 ms latency): the stage measures
     /// the echo's real delay during the first reply, moves the reference, and the session then
@@ -163,22 +152,14 @@ struct RoomSessionTests {
         #expect(written.status == 0, "\(written)")
         let room = Process()
         room.executableURL = CommandRunner.binary
-        room.arguments = ["room", "--mic-fifo", microphone, "--speaker-fifo", speaker, "--talker", try Self.threeTurns(in: directory),
+        room.arguments = ["room", "--mic-fifo", microphone, "--speaker-fifo", speaker, "--talker", try LiveRoomSessionTests.threeTurns(in: directory),
                           "--talker-at", "0.5", "--preset", "office", "--seconds", "40"]
         let roomErrors = Pipe()
         room.standardError = roomErrors
         room.standardOutput = FileHandle.nullDevice
         let roomOutput = Drained(roomErrors)
         try room.run()
-        let session = Process()
-        session.executableURL = CommandRunner.binary
-        session.arguments = ["session", "--mic", "room_mic", "--speaker", "room_speaker", "--session-id", "s-echo"]
-        session.environment = ProcessInfo.processInfo.environment.merging(["ALSA_CONFIG_PATH": configuration]) { $1 }
-        let timeline = Pipe(), sessionErrors = Pipe()
-        session.standardOutput = timeline
-        session.standardError = sessionErrors
-        let sessionErrorOutput = Drained(sessionErrors)
-        try session.run()
+        let (session, timeline, sessionErrorOutput) = try Self.startSession(["--session-id", "s-echo"], alsa: configuration)
         let watchdog = DispatchWorkItem {
             if session.isRunning { session.interrupt() }
         }
