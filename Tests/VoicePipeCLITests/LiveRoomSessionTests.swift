@@ -8,7 +8,10 @@ import VoicePipeTestSupport
 /// the person speaking into it and the reply playing into it from the loudspeaker beside the
 /// microphone. The room (office: 0.4 s of reverberation, echo about 7 dB down, 60 ms latency, pink
 /// noise) is a real challenge: without echo control the embedded runtime hears its own reply and
-/// interrupts itself. These tests run in real time (about a minute each, in parallel).
+/// interrupts itself. These tests run in real time (15 s to a minute each), one at a time: six
+/// debug-build rooms at once beside the rest of the tests starved a 2-core machine (in CI the
+/// kitchen's turns, right in every run alone, came out as five).
+@Suite(.serialized)
 struct LiveRoomSessionTests {
     /// The person: five utterances over 42 s, the second and third started over the reply to the
     /// one before (about 1.3 s into its speech), the last two after the reply has played out. The
