@@ -51,10 +51,16 @@ struct EchoQualityMatrixTests {
         let floor = Signals.noise(amplitude: Signals.amplitude(dBFS: -70) * 3.0.squareRoot(), frames: frames, seed: 7)
         let nearEnd = EchoCancellerTests.nearEnd(echo: echo, singleTalkSeconds: singleTalkSeconds)
         let microphone = (0..<frames).map { echo[$0] + nearEnd[$0] + Float(floor[$0]) }
+        return Scene(microphone: microphone, reference: try alignedReference(of: far, latencyFrames: latencyFrames), nearEnd: nearEnd)
+    }
+
+    /// The aligner's reference for each captured 16 kHz block of `far` (a whole number of
+    /// blocks), its frames stamped as heard `latencyFrames` after they were played.
+    static func alignedReference(of far: [Float], latencyFrames: Int) throws -> [Float] {
         let aligner = try EchoReferenceAligner(playbackRate: 16_000)
         let block = EchoBlock.frameCount
-        var reference = [Float](repeating: 0, count: frames)
-        for start in stride(from: 0, to: frames, by: block) {
+        var reference = [Float](repeating: 0, count: far.count)
+        for start in stride(from: 0, to: far.count, by: block) {
             far.withUnsafeBufferPointer {
                 aligner.submit(PlayedPeriod(samples: UnsafeBufferPointer(rebasing: $0[start..<(start + block)]), sampleRate: 16_000,
                                             stamp: PlayedPeriodStamp(framePosition: start, instant: Int64(start + latencyFrames) * 62_500)))
@@ -62,7 +68,7 @@ struct EchoQualityMatrixTests {
             let stamp = CapturedBlockStamp(framePosition: start, instant: Int64(start) * 62_500)
             reference.withUnsafeMutableBufferPointer { aligner.reference(for: stamp, into: UnsafeMutableBufferPointer(rebasing: $0[start..<(start + block)])) }
         }
-        return Scene(microphone: microphone, reference: reference, nearEnd: nearEnd)
+        return reference
     }
 
     /// One variant's figures in one room.

@@ -83,18 +83,7 @@ struct EchoSpeechRecognitionTests {
 
         let floor = Signals.noise(amplitude: Signals.amplitude(dBFS: -70) * 3.0.squareRoot(), frames: frames, seed: 7)
         let microphone = (0..<frames).map { echo[$0] + nearEnd[$0] + Float(floor[$0]) }
-        let aligner = try EchoReferenceAligner(playbackRate: 16_000)
-        let block = EchoBlock.frameCount
-        var reference = [Float](repeating: 0, count: frames)
-        for offset in stride(from: 0, to: frames, by: block) {
-            far.withUnsafeBufferPointer {
-                aligner.submit(PlayedPeriod(samples: UnsafeBufferPointer(rebasing: $0[offset..<(offset + block)]), sampleRate: 16_000,
-                                            stamp: PlayedPeriodStamp(framePosition: offset, instant: Int64(offset + latencyFrames) * 62_500)))
-            }
-            let stamp = CapturedBlockStamp(framePosition: offset, instant: Int64(offset) * 62_500)
-            reference.withUnsafeMutableBufferPointer { aligner.reference(for: stamp, into: UnsafeMutableBufferPointer(rebasing: $0[offset..<(offset + block)])) }
-        }
-        return Scene(microphone: microphone, reference: reference, nearEnd: nearEnd)
+        return Scene(microphone: microphone, reference: try EchoQualityMatrixTests.alignedReference(of: far, latencyFrames: latencyFrames), nearEnd: nearEnd)
     }
 
     /// Runs the helper and fails the test with its output when it does not exit 0.

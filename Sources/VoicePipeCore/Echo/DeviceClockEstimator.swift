@@ -160,17 +160,16 @@ public struct DeviceClockEstimator: Sendable {
     }
 
     /// Counts the newest bin (about to close) against the line through the bins before it, and
-    /// starts the line again from the bins that lie off it once ``restartBins`` do in a row.
+    /// starts the line again from that bin once ``restartBins`` in a row lie off it.
     private mutating func checkLastClosedBin() {
         let newest = bin(binCount - 1)
         // The line without the newest bin: the bins before it alone.
-        let saved = (binCount, fitBins)
         binCount -= 1
         fitBins = -1
         refit()
         let expected = centreFrame + slope * (newest.time / newest.weight - centreTime)
         let residual = abs(newest.frame / newest.weight - expected) / nominalRate.hertz
-        binCount = saved.0
+        binCount += 1
         fitBins = -1
         offLine = residual > restartResidualSeconds ? offLine + 1 : 0
         guard offLine >= restartBins else { return }

@@ -12,8 +12,9 @@
 /// of the capture's length, so it holds at most one block and one frame back. A block the backend
 /// fails on goes out unprocessed (counted in ``blocksPassedThrough``): a canceller problem never
 /// costs the user's words. When the echo turns out later or earlier than the devices' stamps
-/// say (``EchoDelayEstimator``), the stage moves the reference by that much. Everything is allocated in `init`; nothing is allocated per frame. It is
-/// used on one thread (the capture converter's).
+/// say (``EchoDelayEstimator``), the stage moves the reference by that much. Everything is
+/// allocated in `init`; nothing is allocated per frame. It is used on one thread (the capture
+/// converter's).
 public final class EchoControlStage {
     /// The backend that removes the echo.
     public let canceller: any EchoCanceller

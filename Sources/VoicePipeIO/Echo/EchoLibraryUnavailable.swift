@@ -46,7 +46,7 @@ public struct EchoLibraryUnavailable: Error, Sendable, Hashable, CustomStringCon
         return "\(found); install it with 'apt-get install \(package)', or choose '--echo \(alternative.rawValue)' or '--echo off'"
     }
 
-    public var description: String { EchoControlError.backendUnavailable(backend: backend.rawValue, reason: reason).description }
+    public var description: String { echoControlError.description }
 
     /// As the error the cancellers' initialisers throw.
     public var echoControlError: EchoControlError { .backendUnavailable(backend: backend.rawValue, reason: reason) }
