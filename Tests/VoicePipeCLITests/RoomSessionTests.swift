@@ -153,7 +153,10 @@ struct RoomSessionTests {
         let room = Process()
         room.executableURL = CommandRunner.binary
         room.arguments = ["room", "--mic-fifo", microphone, "--speaker-fifo", speaker, "--talker", try LiveRoomSessionTests.threeTurns(in: directory),
-                          "--talker-at", "0.5", "--preset", "office", "--seconds", "40"]
+                          "--talker-at", "0.5", "--preset", "office", "--seconds", "120"]
+        // The room must outlive the session (it ends when the session closes its devices): one
+        // that ended at 40 s broke the speaker's pipe of a session still playing its last reply
+        // under CI's load (exit 74).
         let roomErrors = Pipe()
         room.standardError = roomErrors
         room.standardOutput = FileHandle.nullDevice
