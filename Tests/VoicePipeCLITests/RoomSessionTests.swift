@@ -163,13 +163,35 @@ struct RoomSessionTests {
         let roomOutput = Drained(roomErrors)
         try room.run()
         let (session, timeline, sessionErrorOutput) = try Self.startSession(["--session-id", "s-echo"], alsa: configuration)
+        // A safety net only: a session that hangs is stopped so the test fails instead of waiting
+        // (a timer on a dispatch queue is no way to end it on time: under CI's load the queue's
+        // threads were all blocked and Ctrl-C came 94 s late).
         let watchdog = DispatchWorkItem {
             if session.isRunning { session.interrupt() }
         }
-        // The talker's last words end near 15.3 s on the room's timeline: by 26 s the last reply has played.
-        DispatchQueue.global().asyncAfter(deadline: .now() + 26, execute: watchdog)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 90, execute: watchdog)
         defer { watchdog.cancel() }
-        let stdout = String(decoding: timeline.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        // Ctrl-C once the third turn's reply has played (the state back to ready), read from the timeline.
+        var lines = [String]()
+        var pending = Data()
+        var answered = false
+        reading: while true {
+            let chunk = timeline.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            pending.append(chunk)
+            while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+                pending.removeSubrange(pending.startIndex...newline)
+                lines.append(line)
+                if line.contains("turn 3 answered") { answered = true }
+                if answered && line.hasSuffix("  ready") {
+                    session.interrupt()
+                    break reading
+                }
+            }
+        }
+        let rest = String(decoding: pending + timeline.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stdout = (lines + [rest]).joined(separator: "\n")
         session.waitUntilExit()
         if room.isRunning { room.terminate() }
         room.waitUntilExit()
