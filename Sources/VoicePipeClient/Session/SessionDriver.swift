@@ -135,12 +135,14 @@ public final class SessionDriver: @unchecked Sendable {
     /// The connection messages go to.
     private var transport: any SessionTransport
     private var connectionNumber = 0
-    /// Makes a fresh connection for a rotation.
+    /// Makes a fresh connection for a rotation or a reconnection.
     private let connect: (@Sendable () throws -> any SessionTransport)?
     /// A rotation's fresh connection while it opens (the machine holds what waits for it).
     private var incoming: (any SessionTransport)?
-    /// Connections a rotation replaced, by number, until their closing reports come.
+    /// Connections a rotation or a reconnection replaced, by number, until their closing reports come.
     private var retiring: [Int: any SessionTransport] = [:]
+    /// The current connection has reported its close (a drop the machine may reconnect after).
+    private var currentClosed = false
     private let clock: any SessionClock
     private let capture: SessionCapture
     private let output: any ReplyOutput
@@ -165,7 +167,9 @@ public final class SessionDriver: @unchecked Sendable {
     /// - Parameters:
     ///   - transport: the first connection.
     ///   - connect: makes a fresh connection (signed anew) when the session rotates
-    ///     (``SessionConfiguration/rotateAfter``); without it, rotation fails and is noted.
+    ///     (``SessionConfiguration/rotateAfter``) or reconnects after a drop
+    ///     (``SessionConfiguration/reconnect``); without it, rotation fails and is noted, and a
+    ///     drop ends the session.
     ///   - observer: called on the driver's thread with every event and the instant it happened.
     public init(options: SessionDriverOptions, transport: any SessionTransport, connect: (@Sendable () throws -> any SessionTransport)? = nil,
                 clock: any SessionClock = MonotonicSessionClock(),
@@ -248,10 +252,12 @@ public final class SessionDriver: @unchecked Sendable {
         }
     }
 
+    /// Capture runs while the session is live, and goes on while it reconnects (the machine holds the frames).
     private var isCapturing: Bool {
         guard !captureDone, !machine.isEnding else { return false }
         switch machine.state {
         case .ready, .talking, .thinking, .speaking: return true
+        case .connecting: return machine.isReconnecting && captureStartedAt != nil
         default: return false
         }
     }
@@ -301,8 +307,8 @@ public final class SessionDriver: @unchecked Sendable {
         return true
     }
 
-    /// Bytes sent and not yet written; while a rotation opens, the file waits for it.
-    private var waitingBytes: Int { incoming == nil ? transport.backlogBytes : Int.max }
+    /// Bytes sent and not yet written; while a rotation opens or the session reconnects, the file waits for it.
+    private var waitingBytes: Int { incoming == nil && !machine.isReconnecting ? transport.backlogBytes : Int.max }
 
     private func takeFileFrame(at now: SessionInstant) {
         guard let source = fileSource else { return }
@@ -384,7 +390,8 @@ public final class SessionDriver: @unchecked Sendable {
         case .closed(let reason):
             closeReason = reason
             report(.transport(event), at: now)
-            apply(machine.transportClosed(reason.description, orderly: reason.isOrderly, at: now))
+            currentClosed = true
+            apply(machine.transportClosed(reason.description, orderly: reason.isOrderly, retryable: reason.isRetryable, at: now))
             reclaimUnwrittenTexts(from: transport, at: now)
         }
     }
@@ -411,6 +418,26 @@ public final class SessionDriver: @unchecked Sendable {
         }
     }
 
+    /// An attempt to replace a dropped connection: a fresh one (signed anew) takes its number; an
+    /// earlier attempt still closing retires, its late reports kept from the machine.
+    private func reconnect(at now: SessionInstant) {
+        guard let connect else {
+            apply(machine.transportClosed("this session has no way to make a fresh connection", orderly: false, retryable: false, at: now))
+            return
+        }
+        do {
+            let fresh = try connect()
+            if !currentClosed { retiring[connectionNumber] = transport }
+            transport = fresh
+            connectionNumber += 1
+            currentClosed = false
+            listen(to: fresh, as: connectionNumber)
+            fresh.open()
+        } catch {
+            apply(machine.transportClosed("a fresh connection could not be made: \(error)", orderly: false, retryable: false, at: now))
+        }
+    }
+
     /// The fresh connection opened (it takes over: the machine's actions go on it, and it asks
     /// for the old one to be closed) or failed (the machine sends what it held on the current one).
     private func handleIncoming(_ event: TransportEvent, at now: SessionInstant) {
@@ -421,6 +448,7 @@ public final class SessionDriver: @unchecked Sendable {
             retiring[connectionNumber] = transport
             transport = fresh
             connectionNumber += 1
+            currentClosed = false
             incoming = nil
             apply(machine.rotationOpened(at: now))
         case .closed(let reason):
@@ -482,7 +510,11 @@ public final class SessionDriver: @unchecked Sendable {
         let now = clock.now
         switch action {
         case .openTransport:
-            transport.open()
+            if machine.isReconnecting {
+                reconnect(at: now)
+            } else {
+                transport.open()
+            }
         case .closeTransport:
             transport.close()
         case .send(let message):

@@ -223,7 +223,7 @@ public final class RuntimeProcess: Sendable {
         switch termination {
         case .exited(let status) where !heardFromRuntime && (status == 127 || status == 126):
             let problem = status == 127 ? "command not found" : "it cannot be executed"
-            return .failed("could not start the runtime '\(command)': \(problem) (status \(status))" + (said.map { "; it said: \($0)" } ?? ""), code: nil)
+            return .refused("could not start the runtime '\(command)': \(problem) (status \(status))" + (said.map { "; it said: \($0)" } ?? ""))
         case .exited(0), .statusUnavailable:
             return .closedByRuntime("the runtime \(termination)")
         case .exited, .killed:

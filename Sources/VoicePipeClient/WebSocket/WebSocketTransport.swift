@@ -544,9 +544,12 @@ final class WebSocketEngine: @unchecked Sendable {
         let url = configuration.url
         if let problem = voicepipe_lws_certificate_problem(wsi) {
             let trust = configuration.caFile.map { "the CA file \($0)" } ?? "the system's trusted CAs (give --ca-file for a private CA)"
-            failure = .failed("\(url) is not trusted: \(String(cString: problem)), checked against \(trust)", code: nil)
+            failure = .refused("\(url) is not trusted: \(String(cString: problem)), checked against \(trust)")
         } else if status > 0 && status != 101 {
-            failure = .failed("\(url) refused the WebSocket handshake with HTTP status \(status) (\(detail))", code: nil)
+            let sentence = "\(url) refused the WebSocket handshake with HTTP status \(status) (\(detail))"
+            // A client error (bad credentials, no such runtime) stays one; a busy or failing server may recover.
+            let lasting = (400..<500).contains(status) && status != 408 && status != 429
+            failure = lasting ? .refused(sentence) : .failed(sentence, code: nil)
         } else {
             failure = .failed("could not connect to \(url): \(detail)", code: nil)
         }

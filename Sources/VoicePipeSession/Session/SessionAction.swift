@@ -87,4 +87,12 @@ public enum SessionNote: Sendable, Hashable {
     case rotated(gap: Duration)
     /// The fresh connection could not be opened; the session stays on the current one.
     case rotationFailed(String)
+    /// The connection dropped (or an attempt to replace it failed) for `reason`: attempt
+    /// `attempt` of `of` opens `in` from now.
+    case reconnecting(attempt: Int, of: Int, in: Duration, reason: String)
+    /// Attempt `attempt` opened a new connection `gap` after the drop; `heldFrames` captured
+    /// meanwhile go out on it.
+    case reconnected(attempt: Int, gap: Duration, heldFrames: Int)
+    /// The reply that was playing was cut by the drop: the rest of it never came.
+    case replyCutByDrop
 }

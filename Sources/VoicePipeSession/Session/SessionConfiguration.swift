@@ -47,6 +47,9 @@ public struct SessionConfiguration: Sendable, Hashable {
     public var rotationHoldLimit: Duration
     /// After the transport refused a text (its backlog was full), the wait before it is sent again.
     public var textRetryDelay: Duration
+    /// How a dropped connection is replaced; ``ReconnectPolicy/never`` (the default) ends the
+    /// session in `error(transport)` as before.
+    public var reconnect: ReconnectPolicy
 
     /// How long a turn may wait for its reply: the long-turn allowance for a long-running turn,
     /// else the reply timeout.
@@ -74,8 +77,10 @@ public struct SessionConfiguration: Sendable, Hashable {
         rotateAfter: Duration? = nil,
         rotationRetryDelay: Duration = .seconds(10),
         rotationHoldLimit: Duration = .seconds(10),
-        textRetryDelay: Duration = .milliseconds(10)
+        textRetryDelay: Duration = .milliseconds(10),
+        reconnect: ReconnectPolicy = .never
     ) {
+        self.reconnect = reconnect
         self.rotationHoldLimit = rotationHoldLimit
         self.textRetryDelay = textRetryDelay
         self.rotateAfter = rotateAfter
@@ -96,5 +101,49 @@ public struct SessionConfiguration: Sendable, Hashable {
         self.endTimeout = endTimeout
         self.stallLimit = stallLimit
         self.maximumEndWait = maximumEndWait
+    }
+}
+
+/// How a session replaces a connection that dropped (a reset, an abrupt close, a read timeout, a
+/// close code that is not orderly): attempt after attempt, each on a fresh connection with the
+/// same session id, waiting a backoff that doubles from ``firstDelay`` up to ``maximumDelay``
+/// with ±``jitter`` of it, so many clients dropped at once do not come back at once.
+public struct ReconnectPolicy: Sendable, Hashable {
+    /// Attempts after one drop before the session gives up (0: a drop ends it, as before).
+    /// A connection that opens again starts the count afresh.
+    public var attempts: Int
+    /// The wait before the first attempt; each further attempt waits twice the one before.
+    public var firstDelay: Duration
+    /// No attempt waits longer than this.
+    public var maximumDelay: Duration
+    /// The fraction of each wait added or taken away, chosen from the session id and the attempt
+    /// (the same session waits the same on every run; sessions differ from each other).
+    public var jitter: Double
+    /// Captured audio held for the new connection while the session is away; older audio is
+    /// dropped and counted.
+    public var holdLimit: Duration
+
+    public init(attempts: Int, firstDelay: Duration = .milliseconds(500), maximumDelay: Duration = .seconds(8), jitter: Double = 0.2, holdLimit: Duration = .seconds(5)) {
+        self.attempts = max(0, attempts)
+        self.firstDelay = firstDelay
+        self.maximumDelay = maximumDelay
+        self.jitter = min(max(jitter.isNaN ? 0 : jitter, 0), 1)
+        self.holdLimit = holdLimit
+    }
+
+    /// A drop ends the session.
+    public static let never = ReconnectPolicy(attempts: 0)
+
+    /// The wait before attempt `attempt` (1 is the first) of the session `sessionId`.
+    public func delay(beforeAttempt attempt: Int, sessionId: String) -> Duration {
+        let doublings = min(max(attempt - 1, 0), 30)
+        let base = min(firstDelay * (1 << doublings), maximumDelay)
+        // FNV-1a over the session id and the attempt: a fraction in [0, 1) that is the same on every run.
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in sessionId.utf8 + withUnsafeBytes(of: UInt32(attempt).littleEndian, Array.init) {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        let unit = Double(hash >> 11) / Double(1 << 53)
+        return base * (1 + jitter * (2 * unit - 1))
     }
 }

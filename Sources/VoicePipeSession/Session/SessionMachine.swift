@@ -24,7 +24,8 @@ public struct SessionMachine: Sendable {
     enum State: Sendable {
         /// `awaitingClose`: this side closed the transport, whose closing report is expected.
         case disconnected(awaitingClose: Bool)
-        case connecting(since: SessionInstant)
+        /// `reconnection`: the session is away between connections (a drop is being replaced).
+        case connecting(since: SessionInstant, reconnection: Reconnection?)
         case live(LiveConnection, LivePhase)
         case error(SessionFailure, awaitingClose: Bool)
         /// Only inside an event that took the live payload out to change it in place (no copy on write).
@@ -55,7 +56,7 @@ public struct SessionMachine: Sendable {
         var actions = [SessionAction]()
         switch current {
         case .disconnected, .error:
-            enter(.connecting(since: now), from: state, &actions)
+            enter(.connecting(since: now, reconnection: nil), from: state, &actions)
             actions.append(.openTransport)
         case .connecting, .live, .modifying:
             ignore("connect", &actions)
@@ -67,8 +68,12 @@ public struct SessionMachine: Sendable {
     /// An input that ended before, with nothing to answer, ends the session at once.
     public mutating func transportOpened(at now: SessionInstant) -> [SessionAction] {
         var actions = [SessionAction]()
-        guard case .connecting = current else {
+        guard case .connecting(_, let reconnection) = current else {
             ignore("transport opened", &actions)
+            return scheduling(&actions)
+        }
+        if let reconnection {
+            resume(reconnection, at: now, &actions)
             return scheduling(&actions)
         }
         actions.append(.send(.sessionStart(sessionId: configuration.sessionId, context: configuration.context)))
@@ -121,19 +126,28 @@ public struct SessionMachine: Sendable {
     }
 
     /// The transport closed. Expected after this side closed it; after `session.end` an orderly
-    /// close ends the session (`disconnected`); otherwise it is `error(transport)`.
-    public mutating func transportClosed(_ detail: String, orderly: Bool, at now: SessionInstant) -> [SessionAction] {
+    /// close ends the session (`disconnected`). A drop (not `orderly`, and `retryable`: not a
+    /// refused handshake) with ``SessionConfiguration/reconnect`` attempts to make starts
+    /// reconnecting (`connecting`), as does a failed attempt with attempts left; otherwise it is
+    /// `error(transport)`.
+    public mutating func transportClosed(_ detail: String, orderly: Bool, retryable: Bool = true, at now: SessionInstant) -> [SessionAction] {
         var actions = [SessionAction]()
         switch current {
         case .disconnected(awaitingClose: true):
             current = .disconnected(awaitingClose: false)
         case .error(let failure, awaitingClose: true):
             current = .error(failure, awaitingClose: false)
+        case .connecting(_, .some(let reconnection)) where reconnection.retryAt != nil:
+            break // the closing report of an attempt that timed out and was abandoned
+        case .connecting(_, .some(let reconnection)):
+            attemptFailed(reconnection, reason: detail, retryable: retryable && !orderly, at: now, &actions)
         case .connecting:
             fail(.transport(detail), closing: false, at: now, &actions)
         case .live(let live, let phase) where live.isEnding && orderly:
             ledger.toolDrawer.append(.sessionEnded(reason: "the runtime closed the connection without session.ended", at: now))
             leave(live, phase, for: .disconnected(awaitingClose: false), &actions)
+        case .live(let live, let phase) where !orderly && retryable && !live.isEnding && configuration.reconnect.attempts > 0:
+            beginReconnecting(live, phase, reason: detail, at: now, &actions)
         case .live(let live, let phase):
             fail(.transport(detail), closing: false, leaving: (live, phase), at: now, &actions)
         case .disconnected, .error, .modifying:
@@ -163,6 +177,12 @@ public struct SessionMachine: Sendable {
     public mutating func end(at now: SessionInstant) -> [SessionAction] {
         var actions = [SessionAction]()
         switch current {
+        case .connecting(_, .some(let reconnection)):
+            ledger.counters.framesDropped += reconnection.held.count
+            ledger.toolDrawer.append(.sessionEnded(reason: "the user ended the session while it was reconnecting", at: now))
+            let attemptOpen = reconnection.retryAt == nil
+            if attemptOpen { actions.append(.closeTransport) }
+            enter(.disconnected(awaitingClose: attemptOpen), from: .connecting, &actions)
         case .connecting:
             actions.append(.closeTransport)
             enter(.disconnected(awaitingClose: true), from: .connecting, &actions)
@@ -197,6 +217,11 @@ public struct SessionMachine: Sendable {
     /// the send with ``frameSent(_:at:)`` or ``frameNotSent(at:)``.
     public mutating func captured(_ frame: AudioFrame, at now: SessionInstant) -> [SessionAction] {
         var actions = [SessionAction]()
+        if case .connecting(let since, .some(var reconnection)) = current, audioUnavailableReason == nil {
+            holdWhileAway(frame, &reconnection, at: now)
+            current = .connecting(since: since, reconnection: reconnection)
+            return scheduling(&actions)
+        }
         guard case .live(var live, var phase) = current, !live.isEnding, audioUnavailableReason == nil else {
             ledger.counters.framesNotLive += 1
             return scheduling(&actions)
@@ -266,6 +291,11 @@ public struct SessionMachine: Sendable {
             return scheduling(&actions)
         }
         inputEndedAt = now
+        if case .connecting(let since, .some(var reconnection)) = current {
+            _ = reconnection.gate.close()
+            endTurnWhileAway(&reconnection, at: now)
+            current = .connecting(since: since, reconnection: reconnection)
+        }
         if case .live(var live, var phase) = current {
             current = .modifying
             _ = live.gate.close()
@@ -361,6 +391,10 @@ public struct SessionMachine: Sendable {
             withdrawn.append(turn)
             actions.append(.note(.textRequeued(text, reason: "the connection ended before it was written")))
         }
+        if case .connecting(let since, .some(var reconnection)) = current {
+            reconnection.awaitingReply.removeAll { withdrawn.contains($0) }
+            current = .connecting(since: since, reconnection: reconnection)
+        }
         if case .live(var live, var phase) = current {
             current = .modifying
             live.awaitingReply.removeAll { withdrawn.contains($0) }
@@ -406,7 +440,16 @@ public struct SessionMachine: Sendable {
     public mutating func tick(at now: SessionInstant) -> [SessionAction] {
         var actions = [SessionAction]()
         switch current {
-        case .connecting(let since) where now >= since + configuration.connectTimeout:
+        case .connecting(_, .some(var reconnection)):
+            if let retryAt = reconnection.retryAt {
+                guard now >= retryAt else { break }
+                reconnection.retryAt = nil
+                current = .connecting(since: now, reconnection: reconnection)
+                actions.append(.openTransport)
+            } else if let since = connectingSince, now >= since + configuration.connectTimeout {
+                attemptFailed(reconnection, reason: "the connection did not open within \(configuration.connectTimeout.formattedSeconds)", retryable: true, closing: true, at: now, &actions)
+            }
+        case .connecting(let since, nil) where now >= since + configuration.connectTimeout:
             fail(.timeout(.connect, limit: configuration.connectTimeout), closing: true, at: now, &actions)
         case .live(var live, var phase):
             current = .modifying
@@ -427,8 +470,8 @@ public struct SessionMachine: Sendable {
     /// The earliest instant at which ``tick(at:)`` has work to do, if any.
     public var nextDeadline: SessionInstant? {
         switch current {
-        case .connecting(let since):
-            return since + configuration.connectTimeout
+        case .connecting(let since, let reconnection):
+            return reconnection?.retryAt ?? since + configuration.connectTimeout
         case .live(let live, let phase):
             var deadlines = [SessionInstant]()
             if let end = live.endDeadline(configuration) {
@@ -448,6 +491,12 @@ public struct SessionMachine: Sendable {
         case .disconnected, .error, .modifying:
             return nil
         }
+    }
+
+    /// When the current connection attempt began, while connecting.
+    var connectingSince: SessionInstant? {
+        if case .connecting(let since, _) = current { return since }
+        return nil
     }
 
     // MARK: The step every event shares

@@ -169,4 +169,10 @@ public struct SessionCounters: Sendable, Hashable {
     public internal(set) var unknownMessages = 0
     /// Interruptions that cut playback.
     public internal(set) var interruptions = 0
+    /// Connections that dropped and were replaced.
+    public internal(set) var reconnections = 0
+    /// Captured frames held while reconnecting and sent on the new connection.
+    public internal(set) var framesHeldForReconnection = 0
+    /// Replies cut because the connection dropped while they played.
+    public internal(set) var repliesCutByDrop = 0
 }

@@ -72,6 +72,12 @@ public enum SessionTimeline {
             body = ["rotated: the fresh connection took over after \(seconds(gap)); the old one is closing"]
         case .rotationFailed(let reason):
             body = ["rotation failed: \(reason); staying on the current connection"]
+        case .reconnecting(let attempt, let attempts, let delay, let reason):
+            body = ["reconnecting: attempt \(attempt) of \(attempts) in \(seconds(delay)) — \(reason)"]
+        case .reconnected(let attempt, let gap, let held):
+            body = ["reconnected on attempt \(attempt), \(seconds(gap)) after the drop; \(held) captured frame\(held == 1 ? "" : "s") held meanwhile go out now"]
+        case .replyCutByDrop:
+            body = ["the reply was cut by the drop: the rest of it did not arrive"]
         }
         guard let first = body.first else { return [] }
         let indent = String(repeating: " ", count: stamp.count)

@@ -24,13 +24,24 @@ public enum TransportCloseReason: Sendable, Hashable, CustomStringConvertible {
     /// The connection could not be made or failed: a sentence saying what happened, and the
     /// failing call's code where one failed.
     case failed(String, code: SystemErrorCode?)
+    /// The runtime would not take the connection, and asking again will not change that: a
+    /// handshake refused with a client error (401, 403, 404), an untrusted certificate, a runtime
+    /// command that cannot start. A sentence saying which; a session does not reconnect after it.
+    case refused(String)
 
     /// True when the runtime or this side ended the connection on purpose.
     public var isOrderly: Bool {
         switch self {
         case .closedByClient, .closedByRuntime: true
-        case .failed: false
+        case .failed, .refused: false
         }
+    }
+
+    /// True when a new connection might succeed: the connection failed or dropped, rather than
+    /// being ended on purpose or refused.
+    public var isRetryable: Bool {
+        if case .failed = self { return true }
+        return false
     }
 
     public var description: String {
@@ -41,6 +52,8 @@ public enum TransportCloseReason: Sendable, Hashable, CustomStringConvertible {
             detail ?? "the runtime closed the connection"
         case .failed(let sentence, let code):
             sentence + (code.map { ": \($0.messageInSentence)" } ?? "")
+        case .refused(let sentence):
+            sentence
         }
     }
 }

@@ -1,0 +1,122 @@
+import VoicePipeCore
+
+/// A session between connections: the last one dropped and a new one is being made
+/// (``ReconnectPolicy``). What the user was doing carries over to the new connection: the voice
+/// gate, the turn being spoken, the turns owed a reply; captured audio waits here for it, up to
+/// ``ReconnectPolicy/holdLimit``, older audio dropped and counted.
+struct Reconnection: Sendable {
+    /// Why the connection ended, or why the last attempt failed.
+    var reason: String
+    /// When the connection dropped.
+    let droppedAt: SessionInstant
+    /// The attempt under way, or the next one (1 is the first).
+    var attempt: Int
+    /// When the next attempt opens; nil while one is open.
+    var retryAt: SessionInstant?
+    var gate: VoiceGate
+    var openTurn: Int?
+    var awaitingReply: [Int]
+    var lastReplyEndedAt: SessionInstant?
+    /// Captured frames for the new connection, oldest first, and their samples.
+    var held: [AudioFrame] = []
+    var heldSamples = 0
+}
+
+extension SessionMachine {
+    /// True while the session is away between connections (a drop is being replaced).
+    public var isReconnecting: Bool {
+        if case .connecting(_, .some) = current { return true }
+        return false
+    }
+
+    /// The live connection dropped: with attempts left in the policy, the session waits the first
+    /// backoff and tries again (`connecting`); a reply that was playing is cut and said to be.
+    mutating func beginReconnecting(_ live: LiveConnection, _ phase: LivePhase, reason: String, at now: SessionInstant, _ actions: inout [SessionAction]) {
+        if case .speaking = phase {
+            actions.append(.cutPlayback)
+            ledger.counters.repliesCutByDrop += 1
+            actions.append(.note(.replyCutByDrop))
+        }
+        if let rotation = live.rotation {
+            ledger.counters.framesDropped += rotation.held.filter { if case .frame = $0 { true } else { false } }.count
+        }
+        let delay = configuration.reconnect.delay(beforeAttempt: 1, sessionId: configuration.sessionId)
+        let reconnection = Reconnection(reason: reason, droppedAt: now, attempt: 1, retryAt: now + delay, gate: live.gate,
+                                        openTurn: live.openTurn, awaitingReply: live.awaitingReply, lastReplyEndedAt: live.lastReplyEndedAt)
+        enter(.connecting(since: now, reconnection: reconnection), from: phase.state, &actions)
+        actions.append(.note(.reconnecting(attempt: 1, of: configuration.reconnect.attempts, in: delay, reason: reason)))
+    }
+
+    /// An attempt failed (`reason`): the next one is scheduled, or, with none left or when
+    /// retrying cannot help, the session fails. `closing`: the attempt is still open and is closed.
+    mutating func attemptFailed(_ reconnection: Reconnection, reason: String, retryable: Bool, closing: Bool = false, at now: SessionInstant, _ actions: inout [SessionAction]) {
+        var next = reconnection
+        let policy = configuration.reconnect
+        guard retryable, next.attempt < policy.attempts else {
+            ledger.counters.framesDropped += next.held.count
+            let why = retryable ? "\(reason); gave up after \(next.attempt) attempt\(next.attempt == 1 ? "" : "s") to reconnect"
+                                : "\(reason); reconnecting cannot help, so no further attempt was made"
+            fail(.transport(why), closing: closing, at: now, &actions)
+            return
+        }
+        if closing { actions.append(.closeTransport) }
+        next.attempt += 1
+        next.reason = reason
+        let delay = policy.delay(beforeAttempt: next.attempt, sessionId: configuration.sessionId)
+        next.retryAt = now + delay
+        current = .connecting(since: now, reconnection: next)
+        actions.append(.note(.reconnecting(attempt: next.attempt, of: policy.attempts, in: delay, reason: reason)))
+    }
+
+    /// The new connection opened: `session.start` goes out with the same session id and
+    /// `continuesSessionId`, then the held audio, then the queued texts; the state is what the
+    /// user was doing (talking, thinking, or ready).
+    mutating func resume(_ reconnection: Reconnection, at now: SessionInstant, _ actions: inout [SessionAction]) {
+        actions.append(.send(.sessionStart(sessionId: configuration.sessionId, context: configuration.context,
+                                           continuesSessionId: configuration.sessionId)))
+        ledger.toolDrawer.append(.sessionStarted(sessionId: configuration.sessionId, at: now))
+        var live = LiveConnection(gate: configuration.gate, openedAt: now)
+        live.gate = reconnection.gate
+        live.openTurn = reconnection.openTurn
+        live.awaitingReply = reconnection.awaitingReply
+        // Turns owed a reply wait afresh from here: the runtime could not answer while away.
+        live.lastReplyEndedAt = now
+        ledger.counters.reconnections += 1
+        ledger.counters.framesHeldForReconnection += reconnection.held.count
+        let phase: LivePhase = live.openTurn != nil ? .talking : live.awaitingReply.isEmpty ? .ready : .thinking
+        enter(.live(live, phase), from: .connecting, &actions)
+        actions.append(.note(.reconnected(attempt: reconnection.attempt, gap: now - reconnection.droppedAt, heldFrames: reconnection.held.count)))
+        for frame in reconnection.held { actions.append(.sendCapturedFrame(frame)) }
+        sendQueuedTexts(&actions)
+        endIfEverythingAnswered(at: now, &actions)
+    }
+
+    /// A frame captured while away: the gate hears it (turns go on), and it waits for the new
+    /// connection; past the hold limit the oldest waiting frame is dropped and counted.
+    mutating func holdWhileAway(_ frame: AudioFrame, _ reconnection: inout Reconnection, at now: SessionInstant) {
+        reconnection.held.append(frame)
+        reconnection.heldSamples += frame.samples.count
+        let limit = configuration.captureSampleRate.frames(in: configuration.reconnect.holdLimit)
+        while reconnection.heldSamples > limit, !reconnection.held.isEmpty {
+            reconnection.heldSamples -= reconnection.held.removeFirst().samples.count
+            ledger.counters.framesDropped += 1
+        }
+        switch reconnection.gate.process(frame.samples, level: frame.level, sampleRate: configuration.captureSampleRate) {
+        case .opened:
+            if reconnection.openTurn == nil { reconnection.openTurn = ledger.beginTurn(.voice, at: now) }
+        case .closed:
+            endTurnWhileAway(&reconnection, at: now)
+        case nil:
+            if reconnection.gate.isOpen, reconnection.gate.speechEnd == reconnection.gate.audioTime, let open = reconnection.openTurn {
+                ledger.turns[open].speechEndedAt = now
+            }
+        }
+    }
+
+    mutating func endTurnWhileAway(_ reconnection: inout Reconnection, at now: SessionInstant) {
+        guard let open = reconnection.openTurn else { return }
+        ledger.turns[open].endedAt = now
+        reconnection.openTurn = nil
+        reconnection.awaitingReply.append(open)
+    }
+}

@@ -1,0 +1,232 @@
+import Testing
+import VoicePipeCore
+import VoicePipeSession
+
+/// Reconnection: a drop with attempts left in the policy leaves `live` for `connecting`, waits a
+/// backoff that doubles, and enters `live` again on a new connection that continues the session;
+/// nothing the user said or typed meanwhile is lost, and what cannot be kept is counted.
+struct SessionReconnectionTests {
+    static func configuration(attempts: Int = 3, jitter: Double = 0, holdLimit: Duration = .seconds(5)) -> SessionConfiguration {
+        SessionConfiguration(sessionId: "s-1", context: ["persona": .string("Dana")], keepAliveInterval: .seconds(1_000),
+                             reconnect: ReconnectPolicy(attempts: attempts, jitter: jitter, holdLimit: holdLimit))
+    }
+
+    static let reset = "the connection to ws://127.0.0.1:9/voice dropped without a close frame"
+
+    static func opens(_ actions: [SessionAction]) -> Int { actions.filter { $0 == .openTransport }.count }
+
+    static func frame(_ level: PeakLevel, marker: Int16) -> AudioFrame {
+        AudioFrame(samples: [Int16](repeating: marker, count: SessionScript.frameSamples), level: level)
+    }
+
+    /// The `audio.chunk` frames sent, by the marker sample each carries.
+    static func sentMarkers(_ actions: [SessionAction]) -> [Int16] {
+        actions.compactMap { if case .sendCapturedFrame(let frame) = $0 { frame.samples.first } else { nil } }
+    }
+
+    @Test func theBackoffDoublesFromHalfASecondUpToItsCapWithNoJitter() {
+        let policy = ReconnectPolicy(attempts: 8, jitter: 0)
+        let delays = (1...7).map { policy.delay(beforeAttempt: $0, sessionId: "s-1") }
+        #expect(delays == [.milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(8), .seconds(8)])
+    }
+
+    @Test func theJitterStaysWithinItsFractionIsTheSameOnEveryRunAndDiffersBetweenSessions() {
+        let policy = ReconnectPolicy(attempts: 8, jitter: 0.2)
+        for attempt in 1...6 {
+            let base = ReconnectPolicy(attempts: 8, jitter: 0).delay(beforeAttempt: attempt, sessionId: "x")
+            let delay = policy.delay(beforeAttempt: attempt, sessionId: "s-1")
+            #expect(delay >= base * 0.8 && delay <= base * 1.2, "attempt \(attempt): \(delay) against \(base)")
+            #expect(delay == policy.delay(beforeAttempt: attempt, sessionId: "s-1"))
+        }
+        let one = (1...6).map { policy.delay(beforeAttempt: $0, sessionId: "session-a") }
+        let other = (1...6).map { policy.delay(beforeAttempt: $0, sessionId: "session-b") }
+        #expect(one != other)
+    }
+
+    @Test func aDropWaitsTheFirstBackoffThenContinuesTheSessionOnANewConnection() {
+        var script = SessionScript(Self.configuration())
+        script.connectAndOpen(at: .origin)
+        script.clearLog()
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: .ms(10_000)) }
+        #expect(script.transitions == ["ready→connecting"])
+        #expect(script.log.contains(.note(.reconnecting(attempt: 1, of: 3, in: .milliseconds(500), reason: Self.reset))))
+        #expect(script.machine.isReconnecting)
+        #expect(script.scheduled == .ms(10_500))
+        script.runTimers(until: .ms(10_499))
+        #expect(Self.opens(script.log) == 0)
+        script.runTimers(until: .ms(10_500))
+        #expect(Self.opens(script.log) == 1)
+        script.clearLog()
+        let opened = script.run { $0.transportOpened(at: .ms(10_620)) }
+        #expect(opened.first == .send(.sessionStart(sessionId: "s-1", context: ["persona": .string("Dana")], continuesSessionId: "s-1")))
+        #expect(opened.contains(.note(.reconnected(attempt: 1, gap: .milliseconds(620), heldFrames: 0))))
+        #expect(script.transitions == ["connecting→ready"])
+        #expect(script.machine.state == .ready)
+        #expect(script.machine.ledger.counters.reconnections == 1)
+    }
+
+    @Test func failedAttemptsBackOffAndTheSessionGivesUpAfterTheLastWithTheReason() {
+        var script = SessionScript(Self.configuration(attempts: 3))
+        script.connectAndOpen(at: .origin)
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: .ms(1_000)) }
+        script.runTimers(until: .ms(1_500))
+        script.clearLog()
+        script.run { $0.transportClosed("could not connect: connection refused", orderly: false, at: .ms(1_510)) }
+        #expect(script.log.contains(.note(.reconnecting(attempt: 2, of: 3, in: .seconds(1), reason: "could not connect: connection refused"))))
+        #expect(script.scheduled == .ms(2_510))
+        script.runTimers(until: .ms(2_510))
+        script.run { $0.transportClosed("could not connect: connection refused", orderly: false, at: .ms(2_520)) }
+        #expect(script.scheduled == .ms(4_520))
+        script.runTimers(until: .ms(4_520))
+        #expect(Self.opens(script.log) == 2)
+        script.run { $0.transportClosed("could not connect: connection refused", orderly: false, at: .ms(4_530)) }
+        #expect(script.machine.state == .error(.transport("could not connect: connection refused; gave up after 3 attempts to reconnect")))
+    }
+
+    @Test(arguments: [(orderly: true, retryable: true), (orderly: false, retryable: false)])
+    func anOrderlyCloseOrARefusalIsNotRetried(orderly: Bool, retryable: Bool) {
+        var script = SessionScript(Self.configuration())
+        script.connectAndOpen(at: .origin)
+        script.clearLog()
+        script.run { $0.transportClosed("why", orderly: orderly, retryable: retryable, at: .ms(1_000)) }
+        script.runTimers(until: .ms(60_000))
+        #expect(script.machine.state == .error(.transport("why")))
+        #expect(Self.opens(script.log) == 0)
+    }
+
+    @Test func aRefusedAttemptEndsTheRetriesWithTheReason() {
+        var script = SessionScript(Self.configuration(attempts: 5))
+        script.connectAndOpen(at: .origin)
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: .ms(1_000)) }
+        script.runTimers(until: .ms(1_500))
+        script.run { $0.transportClosed("refused the WebSocket handshake with HTTP status 403", orderly: false, retryable: false, at: .ms(1_600)) }
+        #expect(script.machine.state == .error(.transport("refused the WebSocket handshake with HTTP status 403; reconnecting cannot help, so no further attempt was made")))
+    }
+
+    @Test func withNoAttemptsADropEndsTheSessionAsBefore() {
+        var script = SessionScript(Self.configuration(attempts: 0))
+        script.connectAndOpen(at: .origin)
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: .ms(1_000)) }
+        #expect(script.machine.state == .error(.transport(Self.reset)))
+    }
+
+    @Test func anAttemptThatDoesNotOpenInTheConnectTimeoutIsClosedAndTheNextOneWaits() {
+        var configuration = Self.configuration(attempts: 3)
+        configuration.connectTimeout = .seconds(10)
+        var script = SessionScript(configuration)
+        script.connectAndOpen(at: .origin)
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: .ms(1_000)) }
+        script.runTimers(until: .ms(1_500))
+        script.clearLog()
+        script.runTimers(until: .ms(11_500))
+        #expect(script.log.contains(.closeTransport))
+        #expect(script.log.contains(.note(.reconnecting(attempt: 2, of: 3, in: .seconds(1), reason: "the connection did not open within 10.000 s"))))
+        // The abandoned attempt's closing report changes nothing; the next attempt opens on time.
+        script.run { $0.transportClosed("closed by the client", orderly: true, at: .ms(11_510)) }
+        #expect(script.machine.isReconnecting)
+        script.runTimers(until: .ms(12_500))
+        #expect(Self.opens(script.log) == 1)
+    }
+
+    @Test func audioCapturedWhileAwayGoesOutInOrderAfterSessionStartAndTheOldestPastTheLimitIsCounted() {
+        // A hold of 0.32 s: ten 32 ms frames.
+        var script = SessionScript(Self.configuration(holdLimit: .milliseconds(320)))
+        script.connectAndOpen(at: .origin)
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: .ms(1_000)) }
+        for marker in Int16(1)...15 {
+            script.run { $0.captured(Self.frame(SessionScript.room, marker: marker), at: .ms(1_000 + 32 * Int(marker))) }
+        }
+        script.runTimers(until: .ms(1_500))
+        script.clearLog()
+        let opened = script.run { $0.transportOpened(at: .ms(1_600)) }
+        guard case .send(.sessionStart) = opened.first else {
+            Issue.record("session.start is not first: \(opened)")
+            return
+        }
+        #expect(Self.sentMarkers(opened) == Array(6...15))
+        #expect(opened.contains(.note(.reconnected(attempt: 1, gap: .milliseconds(600), heldFrames: 10))))
+        #expect(script.machine.ledger.counters.framesDropped == 5)
+        #expect(script.machine.ledger.counters.framesHeldForReconnection == 10)
+    }
+
+    @Test func aTurnSpokenAcrossTheDropIsOneTurnAndTheSessionComesBackTalking() {
+        var script = SessionScript(Self.configuration())
+        script.connectAndOpen(at: .origin)
+        let speaking = script.frames(SessionScript.voice, count: 10, from: .origin)
+        #expect(script.machine.state == .talking)
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: speaking) }
+        var instant = speaking
+        for _ in 0..<10 {
+            instant = instant + SessionScript.frame
+            script.run { $0.captured(AudioFrame(samples: [Int16](repeating: 0, count: SessionScript.frameSamples), level: SessionScript.voice), at: instant) }
+        }
+        script.runTimers(until: .ms(1_000))
+        script.run { $0.transportOpened(at: .ms(1_000)) }
+        #expect(script.machine.state == .talking)
+        script.frames(SessionScript.room, count: 20, from: .ms(1_000))
+        #expect(script.machine.state == .thinking)
+        #expect(script.machine.ledger.turns.count == 1)
+    }
+
+    @Test func aTurnThatEndsWhileAwayWaitsForItsReplyOnTheNewConnection() {
+        var script = SessionScript(Self.configuration())
+        script.connectAndOpen(at: .origin)
+        let speaking = script.frames(SessionScript.voice, count: 10, from: .origin)
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: speaking) }
+        var instant = speaking
+        for _ in 0..<20 {
+            instant = instant + SessionScript.frame
+            script.run { $0.captured(AudioFrame(samples: [Int16](repeating: 0, count: SessionScript.frameSamples), level: SessionScript.room), at: instant) }
+        }
+        #expect(script.machine.ledger.turns.first?.endedAt != nil)
+        script.runTimers(until: .ms(1_000))
+        script.run { $0.transportOpened(at: .ms(1_000)) }
+        #expect(script.machine.state == .thinking)
+        // The reply timer (15 s) counts from the new connection, not from the turn's end.
+        #expect(script.scheduled == .ms(16_000))
+    }
+
+    @Test func textTypedWhileAwayAndTextTheDropNeverWroteGoOutOnceAfterSessionStartInOrder() throws {
+        var script = SessionScript(Self.configuration())
+        script.connectAndOpen(at: .origin)
+        try script.type("first", at: .ms(100))
+        let first = try #require(script.log.sentTexts.first)
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: .ms(200)) }
+        // The dropped connection took "first" but never wrote it.
+        script.run { $0.textsNotWritten([first.number], at: .ms(200)) }
+        try script.type("second", at: .ms(300))
+        #expect(script.machine.state == .connecting)
+        script.runTimers(until: .ms(700))
+        script.clearLog()
+        let opened = script.run { $0.transportOpened(at: .ms(800)) }
+        script.confirmTexts(in: opened, at: .ms(800))
+        #expect(script.sent == ["session.start", "text.input first", "text.input second"])
+        #expect(script.machine.ledger.counters.textsSent == 2)
+        #expect(script.machine.state == .thinking)
+    }
+
+    @Test func aReplyPlayingWhenTheConnectionDropsIsCutAndSaidToBe() {
+        var script = SessionScript(Self.configuration())
+        script.connectAndOpen(at: .origin)
+        script.receive(.audioChunk(SessionRuleTests.reply), at: .ms(500))
+        #expect(script.machine.state == .speaking)
+        script.clearLog()
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: .ms(600)) }
+        #expect(script.log.contains(.cutPlayback))
+        #expect(script.log.contains(.note(.replyCutByDrop)))
+        #expect(script.transitions == ["speaking→connecting"])
+        #expect(script.machine.ledger.counters.repliesCutByDrop == 1)
+    }
+
+    @Test func endingWhileWaitingToReconnectEndsAtOnceAndCountsTheHeldAudioAsDropped() {
+        var script = SessionScript(Self.configuration())
+        script.connectAndOpen(at: .origin)
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: .ms(1_000)) }
+        script.frames(SessionScript.room, count: 4, from: .ms(1_000))
+        script.clearLog()
+        script.run { $0.end(at: .ms(1_200)) }
+        #expect(script.machine.state == .disconnected)
+        #expect(!script.log.contains(.closeTransport))
+        #expect(script.machine.ledger.counters.framesDropped == 4)
+    }
+}
