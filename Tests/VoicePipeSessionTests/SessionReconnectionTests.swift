@@ -146,6 +146,7 @@ struct SessionReconnectionTests {
         #expect(Self.sentMarkers(opened) == Array(6...15))
         #expect(opened.contains(.note(.reconnected(attempt: 1, gap: .milliseconds(600), heldFrames: 10))))
         #expect(script.machine.ledger.counters.framesDropped == 5)
+        #expect(script.machine.ledger.counters.framesDroppedWhileAway == 5)
         #expect(script.machine.ledger.counters.framesHeldForReconnection == 10)
     }
 
@@ -228,5 +229,7 @@ struct SessionReconnectionTests {
         #expect(script.machine.state == .disconnected)
         #expect(!script.log.contains(.closeTransport))
         #expect(script.machine.ledger.counters.framesDropped == 4)
+        #expect(SessionTimeline.summary(of: script.machine, duration: .seconds(2))[2]
+            == "audio sent: 0.000 s in 0 frames, 4 frames dropped while reconnecting (past the hold); received: 0.000 s in 0 chunks")
     }
 }

@@ -38,7 +38,9 @@ extension SessionMachine {
             actions.append(.note(.replyCutByDrop))
         }
         if let rotation = live.rotation {
-            ledger.counters.framesDropped += rotation.held.filter { if case .frame = $0 { true } else { false } }.count
+            let frames = rotation.held.filter { if case .frame = $0 { true } else { false } }.count
+            ledger.counters.framesDropped += frames
+            ledger.counters.framesDroppedWhileAway += frames
         }
         let delay = configuration.reconnect.delay(beforeAttempt: 1, sessionId: configuration.sessionId)
         let reconnection = Reconnection(reason: reason, droppedAt: now, attempt: 1, retryAt: now + delay, gate: live.gate,
@@ -54,6 +56,7 @@ extension SessionMachine {
         let policy = configuration.reconnect
         guard retryable, next.attempt < policy.attempts else {
             ledger.counters.framesDropped += next.held.count
+            ledger.counters.framesDroppedWhileAway += next.held.count
             let why = retryable ? "\(reason); gave up after \(next.attempt) attempt\(next.attempt == 1 ? "" : "s") to reconnect"
                                 : "\(reason); reconnecting cannot help, so no further attempt was made"
             fail(.transport(why), closing: closing, at: now, &actions)
@@ -100,6 +103,7 @@ extension SessionMachine {
         while reconnection.heldSamples > limit, !reconnection.held.isEmpty {
             reconnection.heldSamples -= reconnection.held.removeFirst().samples.count
             ledger.counters.framesDropped += 1
+            ledger.counters.framesDroppedWhileAway += 1
         }
         switch reconnection.gate.process(frame.samples, level: frame.level, sampleRate: configuration.captureSampleRate) {
         case .opened:

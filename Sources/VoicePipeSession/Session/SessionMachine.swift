@@ -179,6 +179,7 @@ public struct SessionMachine: Sendable {
         switch current {
         case .connecting(_, .some(let reconnection)):
             ledger.counters.framesDropped += reconnection.held.count
+            ledger.counters.framesDroppedWhileAway += reconnection.held.count
             ledger.toolDrawer.append(.sessionEnded(reason: "the user ended the session while it was reconnecting", at: now))
             let attemptOpen = reconnection.retryAt == nil
             if attemptOpen { actions.append(.closeTransport) }

@@ -173,6 +173,9 @@ public struct SessionCounters: Sendable, Hashable {
     public internal(set) var reconnections = 0
     /// Captured frames held while reconnecting and sent on the new connection.
     public internal(set) var framesHeldForReconnection = 0
+    /// Of ``framesDropped``, those captured while reconnecting that were past the hold limit or
+    /// still held when the session gave up or ended.
+    public internal(set) var framesDroppedWhileAway = 0
     /// Replies cut because the connection dropped while they played.
     public internal(set) var repliesCutByDrop = 0
 }

@@ -117,7 +117,9 @@ public enum SessionTimeline {
         let sent = Duration.samples(counters.samplesSent, at: machine.configuration.captureSampleRate)
         var audio = "audio sent: \(seconds(sent)) in \(counters.framesSent) frame\(counters.framesSent == 1 ? "" : "s")"
         if counters.keepAlivesSent > 0 { audio += ", \(counters.keepAlivesSent) keep-alive\(counters.keepAlivesSent == 1 ? "" : "s")" }
-        if counters.framesDropped > 0 { audio += ", \(counters.framesDropped) frames dropped (the runtime did not keep up)" }
+        let notKeptUp = counters.framesDropped - counters.framesDroppedWhileAway
+        if notKeptUp > 0 { audio += ", \(notKeptUp) frames dropped (the runtime did not keep up)" }
+        if counters.framesDroppedWhileAway > 0 { audio += ", \(counters.framesDroppedWhileAway) frames dropped while reconnecting (past the hold)" }
         lines.append(audio + "; received: \(seconds(counters.replyAudio)) in \(counters.replyChunks) chunk\(counters.replyChunks == 1 ? "" : "s")")
         let answered = turns.filter { $0.latency != nil }
         if answered.isEmpty {
@@ -136,6 +138,11 @@ public enum SessionTimeline {
             lines.append("tools: \(tools.count) call\(tools.count == 1 ? "" : "s"), \(over) over budget, \(unpaired) unpaired")
         }
         if counters.interruptions > 0 { lines.append("interruptions: \(counters.interruptions)") }
+        if counters.reconnections > 0 || counters.repliesCutByDrop > 0 {
+            var line = "reconnections: \(counters.reconnections) (\(counters.framesHeldForReconnection) captured frame\(counters.framesHeldForReconnection == 1 ? "" : "s") held and sent on the new connection)"
+            if counters.repliesCutByDrop > 0 { line += "; \(counters.repliesCutByDrop) repl\(counters.repliesCutByDrop == 1 ? "y" : "ies") cut by a drop" }
+            lines.append(line)
+        }
         if counters.malformedMessages > 0 { lines.append("messages refused: \(counters.malformedMessages)") }
         if counters.ignoredEvents > 0 { lines.append("events ignored: \(counters.ignoredEvents)") }
         if !machine.pendingTexts.isEmpty { lines.append("typed texts never sent: \(machine.pendingTexts.count)") }

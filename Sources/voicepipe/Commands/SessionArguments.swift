@@ -19,6 +19,10 @@ extension SessionCommand {
         var context: [(key: String, value: String)] = []
         var sessionId: String?
         var replyTimeout: Double?
+        /// `--reconnect`: attempts after a drop (nil: the default).
+        var reconnectAttempts: Int?
+        /// `--reconnect-hold`, in seconds.
+        var reconnectHold: Double?
         var longRunningTools: [String] = []
         var embeddedFault: EmbeddedRuntimeOptions.Misbehaviour?
         var raw: RawPCMFormat?
@@ -66,6 +70,10 @@ extension SessionCommand {
                 .repeated("context", "key=value", \.context, contextValue, help: "Add to the session.start context (repeatable); persona and vehicle name the session."),
                 .option("session-id", "id", \.sessionId, sessionIdValue, help: "The session id sent in session.start (default: a fresh random one)."),
                 .option("reply-timeout", "seconds", \.replyTimeout, .decimal(in: 0.1...3_600), help: "Longest wait from the end of a turn to the reply (default 15)."),
+                .option("reconnect", "attempts", \.reconnectAttempts, .integer(in: 0...100),
+                        help: "After a dropped connection, try this many times to reconnect, waiting 0.5, 1, 2, 4, 8 s (default \(SessionArguments.defaultReconnectAttempts); 0 ends the session at a drop)."),
+                .option("reconnect-hold", "seconds", \.reconnectHold, .decimal(in: 0...60),
+                        help: "Audio captured while reconnecting that is kept and sent on the new connection; older audio is dropped and counted (default 5)."),
                 .repeated("long-running-tool", "name", \.longRunningTools, .text, help: "A tool that may take long: a turn that calls it gets 90 s (repeatable)."),
                 embeddedFaultOption,
                 InputFile.rawOption(\.raw),
@@ -170,6 +178,8 @@ enum SessionRuntimeChoice: CustomStringConvertible, Sendable {
 
 /// The session command's pieces, each from its options.
 enum SessionArguments {
+    /// Five attempts wait 0.5 + 1 + 2 + 4 + 8 s: a network back within about 15 s keeps the session.
+    static let defaultReconnectAttempts = 5
     /// The session's figures: id, context, reply timeout, long-running tools.
     static func configuration(_ options: SessionCommand.Options) -> SessionConfiguration {
         var context = JSONObject()
@@ -183,6 +193,8 @@ enum SessionArguments {
         if let seconds = options.webSocket.rotateAfter {
             configuration.rotateAfter = .seconds(seconds)
         }
+        configuration.reconnect = ReconnectPolicy(attempts: options.reconnectAttempts ?? defaultReconnectAttempts,
+                                                  holdLimit: .seconds(options.reconnectHold ?? 5))
         return configuration
     }
 

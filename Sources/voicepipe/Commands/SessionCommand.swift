@@ -107,7 +107,8 @@ struct SessionCommand: Command {
         let log = try SessionArguments.log(logPath, sampleRate: configuration.captureSampleRate)
         let options = SessionDriverOptions(session: configuration, initialTexts: texts, audioUnavailable: problems.isEmpty ? nil : problems.joined(separator: "; "))
         let runtime = transport
-        let connect: (@Sendable () throws -> any SessionTransport)? = configuration.rotateAfter == nil ? nil : { @Sendable in try runtime.makeTransport() }
+        let connect: (@Sendable () throws -> any SessionTransport)? = configuration.rotateAfter == nil && configuration.reconnect.attempts == 0
+            ? nil : { @Sendable in try runtime.makeTransport() }
         let driver = SessionDriver(options: options, transport: try transport.makeTransport(), connect: connect, capture: source, output: output.output) { event, instant in
             printer.show(event, at: instant)
             log?.record(event, at: instant)
