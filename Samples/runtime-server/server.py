@@ -1035,6 +1035,16 @@ class Settings:
     receive_buffer: int | None = None
     summary: bool = False
     quiet: bool = False
+    misbehave_on: int | None = None
+
+    def for_connection(self, number: int) -> "Settings":
+        """The settings connection `number` (from 1) is served with: past `--misbehave-on` the
+        misbehaviour switches are off, so a client that reconnects finds a runtime that behaves."""
+        if self.misbehave_on is None or number <= self.misbehave_on:
+            return self
+        return dataclasses.replace(self, drop_after=None, close_after=None, refuse_status=None, stall_after=None,
+                                   oversized=None, invalid_utf8=False, wrong_accept=False, cut_mid_message=None,
+                                   oversized_ping=None, reset_after=None)
 
 
 # MARK: - SigV4 on the handshake
@@ -1257,7 +1267,7 @@ class RuntimeConnection:
     def __init__(self, connection: ServerConnection, info: ConnectionInfo, settings: Settings, record: Any):
         self.connection = connection
         self.info = info
-        self.settings = settings
+        self.settings = settings.for_connection(info.id)
         self.record = record
         self.runtime = VoiceRuntime(settings.paced)
         self.wake = asyncio.Event()
@@ -1560,7 +1570,7 @@ class RuntimeServer:
         info = ConnectionInfo(self.next_id)
         self.next_id += 1
         self.infos[connection] = info
-        settings = self.settings
+        settings = self.settings.for_connection(info.id)
         if settings.refuse_status is not None:
             info.misbehaviour = {"switch": "refuse-status", "status": settings.refuse_status}
             body = settings.refuse_body
@@ -1578,7 +1588,7 @@ class RuntimeServer:
         info = self.infos.get(connection)
         if info is None:
             return
-        if self.settings.wrong_accept and response.status_code == 101:
+        if self.settings.for_connection(info.id).wrong_accept and response.status_code == 101:
             right = response.headers["Sec-WebSocket-Accept"]
             wrong = base64.b64encode(hashlib.sha1(right.encode("ascii")).digest()).decode("ascii")
             del response.headers["Sec-WebSocket-Accept"]
@@ -1686,6 +1696,8 @@ def parse_settings(argv: list[str]) -> Settings:
         help="after the greeting, send a ping frame of BYTES payload bytes (over 125 breaks RFC 6455)")
     add("--reset-after", type=int, metavar="N",
         help="after the N-th message received, reset the TCP connection (RST)")
+    add("--misbehave-on", type=int, metavar="N",
+        help="the misbehaviour switches apply to the first N connections only; later ones behave")
     add("--require-sigv4", choices=("presign", "header", "any"),
         help="refuse handshakes without a valid SigV4 signature (in the query, in headers, or either)")
     add("--aws-access-key-id", metavar="ID")
@@ -1708,7 +1720,7 @@ def parse_settings(argv: list[str]) -> Settings:
         stall_after=args.stall_after, oversized=args.oversized, invalid_utf8=args.invalid_utf8,
         wrong_accept=args.wrong_accept, cut_mid_message=args.cut_mid_message,
         oversized_ping=args.oversized_ping, reset_after=args.reset_after, sigv4=sigv4,
-        summary=args.summary, quiet=args.quiet, receive_buffer=args.receive_buffer)
+        summary=args.summary, quiet=args.quiet, receive_buffer=args.receive_buffer, misbehave_on=args.misbehave_on)
 
 
 def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -1717,7 +1729,7 @@ def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) 
         parser.error("--port must be 0 to 65535")
     if (args.tls_cert is None) != (args.tls_key is None):
         parser.error("--tls-cert and --tls-key go together")
-    for name in ("drop_after", "close_after", "stall_after", "reset_after", "fragment", "max_size", "receive_buffer"):
+    for name in ("drop_after", "close_after", "stall_after", "reset_after", "fragment", "max_size", "receive_buffer", "misbehave_on"):
         value = getattr(args, name)
         if value is not None and value < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1")

@@ -103,6 +103,28 @@ struct SessionReconnectionTests {
         #expect(script.machine.state == .error(.transport("refused the WebSocket handshake with HTTP status 403; reconnecting cannot help, so no further attempt was made")))
     }
 
+    @Test func aNewConnectionThatDropsSoonGoesOnCountingAndOneThatStayedUpStartsAfresh() {
+        var script = SessionScript(Self.configuration(attempts: 2))
+        script.connectAndOpen(at: .origin)
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: .ms(1_000)) }
+        script.runTimers(until: .ms(1_500))
+        script.run { $0.transportOpened(at: .ms(1_600)) }
+        // Up 20 s (past the 10 s that make it stable): the next drop is attempt 1 again.
+        script.clearLog()
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: .ms(21_600)) }
+        #expect(script.log.contains(.note(.reconnecting(attempt: 1, of: 2, in: .milliseconds(500), reason: Self.reset))))
+        script.runTimers(until: .ms(22_100))
+        script.run { $0.transportOpened(at: .ms(22_200)) }
+        // Up 1 s: attempt 2; then up 1 s again: no attempt is left.
+        script.clearLog()
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: .ms(23_200)) }
+        #expect(script.log.contains(.note(.reconnecting(attempt: 2, of: 2, in: .seconds(1), reason: Self.reset))))
+        script.runTimers(until: .ms(24_200))
+        script.run { $0.transportOpened(at: .ms(24_300)) }
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: .ms(25_300)) }
+        #expect(script.machine.state == .error(.transport(Self.reset + "; gave up after 2 attempts to reconnect")))
+    }
+
     @Test func withNoAttemptsADropEndsTheSessionAsBefore() {
         var script = SessionScript(Self.configuration(attempts: 0))
         script.connectAndOpen(at: .origin)

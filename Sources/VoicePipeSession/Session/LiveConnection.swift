@@ -32,6 +32,8 @@ struct LiveConnection: Sendable {
     var rotation: Rotation?
     /// No rotation before this, after one failed.
     var rotationNotBefore: SessionInstant?
+    /// The reconnection attempt that opened this connection (0: not a reconnection).
+    var reconnectedOnAttempt = 0
 
     init(gate: VoiceGateOptions, openedAt now: SessionInstant) {
         self.gate = VoiceGate(options: gate)

@@ -110,8 +110,11 @@ public struct SessionConfiguration: Sendable, Hashable {
 /// with ±``jitter`` of it, so many clients dropped at once do not come back at once.
 public struct ReconnectPolicy: Sendable, Hashable {
     /// Attempts after one drop before the session gives up (0: a drop ends it, as before).
-    /// A connection that opens again starts the count afresh.
+    /// A new connection that stays up for ``stableAfter`` starts the count afresh; one that drops
+    /// sooner goes on counting, so a runtime that drops every connection at once is given up on.
     public var attempts: Int
+    /// How long a new connection must stay up before its next drop counts from attempt 1.
+    public var stableAfter: Duration
     /// The wait before the first attempt; each further attempt waits twice the one before.
     public var firstDelay: Duration
     /// No attempt waits longer than this.
@@ -123,8 +126,10 @@ public struct ReconnectPolicy: Sendable, Hashable {
     /// dropped and counted.
     public var holdLimit: Duration
 
-    public init(attempts: Int, firstDelay: Duration = .milliseconds(500), maximumDelay: Duration = .seconds(8), jitter: Double = 0.2, holdLimit: Duration = .seconds(5)) {
+    public init(attempts: Int, firstDelay: Duration = .milliseconds(500), maximumDelay: Duration = .seconds(8), jitter: Double = 0.2, holdLimit: Duration = .seconds(5),
+                stableAfter: Duration = .seconds(10)) {
         self.attempts = max(0, attempts)
+        self.stableAfter = stableAfter
         self.firstDelay = firstDelay
         self.maximumDelay = maximumDelay
         self.jitter = min(max(jitter.isNaN ? 0 : jitter, 0), 1)

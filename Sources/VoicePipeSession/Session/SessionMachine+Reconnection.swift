@@ -29,8 +29,10 @@ extension SessionMachine {
         return false
     }
 
-    /// The live connection dropped: with attempts left in the policy, the session waits the first
-    /// backoff and tries again (`connecting`); a reply that was playing is cut and said to be.
+    /// The live connection dropped: with attempts left in the policy, the session waits the
+    /// backoff and tries again (`connecting`); a reply that was playing is cut and said to be. A
+    /// connection that a reconnection opened and that dropped within
+    /// ``ReconnectPolicy/stableAfter`` goes on with the next attempt, not the first.
     mutating func beginReconnecting(_ live: LiveConnection, _ phase: LivePhase, reason: String, at now: SessionInstant, _ actions: inout [SessionAction]) {
         if case .speaking = phase {
             actions.append(.cutPlayback)
@@ -42,11 +44,18 @@ extension SessionMachine {
             ledger.counters.framesDropped += frames
             ledger.counters.framesDroppedWhileAway += frames
         }
-        let delay = configuration.reconnect.delay(beforeAttempt: 1, sessionId: configuration.sessionId)
-        let reconnection = Reconnection(reason: reason, droppedAt: now, attempt: 1, retryAt: now + delay, gate: live.gate,
+        let policy = configuration.reconnect
+        let attempt = now - live.openedAt < policy.stableAfter ? live.reconnectedOnAttempt + 1 : 1
+        guard attempt <= policy.attempts else {
+            fail(.transport("\(reason); gave up after \(policy.attempts) attempt\(policy.attempts == 1 ? "" : "s") to reconnect"),
+                 closing: false, leaving: (live, phase), at: now, &actions)
+            return
+        }
+        let delay = policy.delay(beforeAttempt: attempt, sessionId: configuration.sessionId)
+        let reconnection = Reconnection(reason: reason, droppedAt: now, attempt: attempt, retryAt: now + delay, gate: live.gate,
                                         openTurn: live.openTurn, awaitingReply: live.awaitingReply, lastReplyEndedAt: live.lastReplyEndedAt)
         enter(.connecting(since: now, reconnection: reconnection), from: phase.state, &actions)
-        actions.append(.note(.reconnecting(attempt: 1, of: configuration.reconnect.attempts, in: delay, reason: reason)))
+        actions.append(.note(.reconnecting(attempt: attempt, of: policy.attempts, in: delay, reason: reason)))
     }
 
     /// An attempt failed (`reason`): the next one is scheduled, or, with none left or when
@@ -80,6 +89,7 @@ extension SessionMachine {
         ledger.toolDrawer.append(.sessionStarted(sessionId: configuration.sessionId, at: now))
         var live = LiveConnection(gate: configuration.gate, openedAt: now)
         live.gate = reconnection.gate
+        live.reconnectedOnAttempt = reconnection.attempt
         live.openTurn = reconnection.openTurn
         live.awaitingReply = reconnection.awaitingReply
         // Turns owed a reply wait afresh from here: the runtime could not answer while away.
