@@ -102,10 +102,10 @@ import VoicePipeTestSupport
         #expect(sessions.dropFirst().allSatisfy { $0["continuesSessionId"] as? String == $0["sessionId"] as? String })
     }
 
-    @Test func aServerThatDropsTheConnectionMidSessionExits75() throws {
+    @Test func withReconnectZeroAServerThatDropsTheConnectionMidSessionExits75() throws {
         let server = try RuntimeServer(["--drop-after", "2"])
         defer { server.stop() }
-        let result = try CommandRunner.run(["session", "--text", "one", "--text", "two", "--url", server.url + "/voice"])
+        let result = try CommandRunner.run(["session", "--text", "one", "--text", "two", "--url", server.url + "/voice", "--reconnect", "0"])
         #expect(result.status == 75, "\(result)")
         #expect(result.stderr.contains("dropped without a close frame"), "\(result)")
     }
