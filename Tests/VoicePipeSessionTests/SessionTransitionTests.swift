@@ -301,6 +301,51 @@ struct SessionTransitionTests {
         #expect(script.machine.state == .error(.transport("session.start could not be sent: the transport is closed")))
     }
 
+    static func reconnecting(attempts: Int = 2) -> SessionScript {
+        var script = SessionScript(SessionConfiguration(sessionId: "s-1", reconnect: ReconnectPolicy(attempts: attempts, jitter: 0)))
+        script.connectAndOpen()
+        script.run { $0.transportClosed("reset", orderly: false, at: .seconds(1)) }
+        return script
+    }
+
+    @Test func row27ADropWithAttemptsLeftIsReconnecting() {
+        let script = Self.reconnecting()
+        #expect(script.machine.state == .connecting)
+        #expect(script.machine.isReconnecting)
+        #expect(script.scheduled == .ms(1_500))
+    }
+
+    @Test func row28TheBackoffOpensAFreshConnection() {
+        var script = Self.reconnecting()
+        script.clearLog()
+        script.runTimers(until: .ms(1_500))
+        #expect(script.log.contains(.openTransport))
+        #expect(script.scheduled == .ms(11_500))
+    }
+
+    @Test func row29TheNewConnectionContinuesTheSession() {
+        var script = Self.reconnecting()
+        script.runTimers(until: .ms(1_500))
+        script.run { $0.transportOpened(at: .ms(1_600)) }
+        #expect(script.machine.state == .ready)
+        #expect(script.log.contains(.send(.sessionStart(sessionId: "s-1", context: JSONObject(), continuesSessionId: "s-1"))))
+    }
+
+    @Test func row30AFailedAttemptWithAttemptsLeftWaitsTheNextBackoff() {
+        var script = Self.reconnecting()
+        script.runTimers(until: .ms(1_500))
+        script.run { $0.transportClosed("refused", orderly: false, at: .ms(1_600)) }
+        #expect(script.machine.isReconnecting)
+        #expect(script.scheduled == .ms(2_600))
+    }
+
+    @Test func row31NoAttemptLeftIsATransportError() {
+        var script = Self.reconnecting(attempts: 1)
+        script.runTimers(until: .ms(1_500))
+        script.run { $0.transportClosed("refused", orderly: false, at: .ms(1_600)) }
+        #expect(script.machine.state == .error(.transport("refused; gave up after 1 attempt to reconnect")))
+    }
+
     @Test func eventsAStateDoesNotAllowAreIgnoredAndCounted() {
         var script = SessionScript()
         script.receive(.audioChunk(Self.reply), at: .origin)
