@@ -172,6 +172,35 @@ struct SessionReconnectionTests {
         #expect(script.machine.ledger.counters.framesHeldForReconnection == 10)
     }
 
+    @Test func framesTheDroppedConnectionNeverWroteGoOutFirstOnTheNewConnectionAndNoLongerCountAsSent() {
+        var script = SessionScript(Self.configuration())
+        script.connectAndOpen(at: .origin)
+        for marker in Int16(1)...5 {
+            let actions = script.run { $0.captured(Self.frame(SessionScript.room, marker: marker), at: .ms(32 * Int(marker))) }
+            for case .sendCapturedFrame(let frame) in actions { script.run { $0.frameSent(frame, at: .ms(32 * Int(marker))) } }
+        }
+        #expect(script.machine.ledger.counters.framesSent == 5)
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: .ms(200)) }
+        // The transport had written frames 1 to 3; 4 and 5 were still in its backlog.
+        script.run { $0.framesNotWritten([Self.frame(SessionScript.room, marker: 4), Self.frame(SessionScript.room, marker: 5)], at: .ms(200)) }
+        #expect(script.machine.ledger.counters.framesSent == 3)
+        script.run { $0.captured(Self.frame(SessionScript.room, marker: 6), at: .ms(250)) }
+        script.runTimers(until: .ms(700))
+        let opened = script.run { $0.transportOpened(at: .ms(750)) }
+        #expect(Self.sentMarkers(opened) == [4, 5, 6])
+    }
+
+    @Test func framesNeverWrittenAfterTheSessionFailedCountAsDropped() {
+        var script = SessionScript(Self.configuration(attempts: 0))
+        script.connectAndOpen(at: .origin)
+        let actions = script.run { $0.captured(Self.frame(SessionScript.room, marker: 1), at: .ms(32)) }
+        for case .sendCapturedFrame(let frame) in actions { script.run { $0.frameSent(frame, at: .ms(32)) } }
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: .ms(100)) }
+        script.run { $0.framesNotWritten([Self.frame(SessionScript.room, marker: 1)], at: .ms(100)) }
+        #expect(script.machine.ledger.counters.framesSent == 0)
+        #expect(script.machine.ledger.counters.framesDropped == 1)
+    }
+
     @Test func aTurnSpokenAcrossTheDropIsOneTurnAndTheSessionComesBackTalking() {
         var script = SessionScript(Self.configuration())
         script.connectAndOpen(at: .origin)

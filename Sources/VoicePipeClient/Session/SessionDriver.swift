@@ -473,10 +473,21 @@ public final class SessionDriver: @unchecked Sendable {
         }
     }
 
+    /// The tag of a captured frame handed to a transport (typed texts carry their positive numbers).
+    static let capturedFrameTag = -1
+
     /// After `connection` closed: the texts it took and never wrote (by the numbers the machine
-    /// tagged them with) go back to the machine's queue.
+    /// tagged them with) go back to the machine's queue, and the captured frames it never wrote
+    /// go back to the machine, which sends them on the next connection or counts them as dropped.
     private func reclaimUnwrittenTexts(from connection: any SessionTransport, at now: SessionInstant) {
-        let numbers = connection.takeUnwrittenMessages().compactMap(\.tag)
+        let unwritten = connection.takeUnwrittenMessages()
+        let frames = unwritten.filter { $0.tag == Self.capturedFrameTag }.compactMap { message -> AudioFrame? in
+            guard case .chunk(let chunk) = AudioChunkJSON.decode(message.text) else { return nil }
+            let peak = chunk.samples.lazy.map { Int($0.magnitude) }.max() ?? 0
+            return AudioFrame(samples: chunk.samples, level: PeakLevel(peak: peak, floatPeak: Float(peak) / 32_768))
+        }
+        if !frames.isEmpty { apply(machine.framesNotWritten(frames, at: now)) }
+        let numbers = unwritten.compactMap(\.tag).filter { $0 > 0 }
         guard !numbers.isEmpty else { return }
         apply(machine.textsNotWritten(numbers, at: now))
     }
@@ -539,7 +550,7 @@ public final class SessionDriver: @unchecked Sendable {
         case .sendCapturedFrame(let frame):
             let text = frame.samples.withUnsafeBufferPointer { AudioChunkJSON.encode($0, sampleRate: options.session.captureSampleRate) }
             do {
-                try transport.send(text)
+                try transport.send(text, tag: Self.capturedFrameTag)
                 report(.frameSent(sampleCount: frame.samples.count, level: frame.level), at: now)
                 apply(machine.frameSent(frame, at: now))
             } catch {

@@ -109,12 +109,7 @@ extension SessionMachine {
     mutating func holdWhileAway(_ frame: AudioFrame, _ reconnection: inout Reconnection, at now: SessionInstant) {
         reconnection.held.append(frame)
         reconnection.heldSamples += frame.samples.count
-        let limit = configuration.captureSampleRate.frames(in: configuration.reconnect.holdLimit)
-        while reconnection.heldSamples > limit, !reconnection.held.isEmpty {
-            reconnection.heldSamples -= reconnection.held.removeFirst().samples.count
-            ledger.counters.framesDropped += 1
-            ledger.counters.framesDroppedWhileAway += 1
-        }
+        trimHeld(&reconnection)
         switch reconnection.gate.process(frame.samples, level: frame.level, sampleRate: configuration.captureSampleRate) {
         case .opened:
             if reconnection.openTurn == nil { reconnection.openTurn = ledger.beginTurn(.voice, at: now) }
@@ -124,6 +119,16 @@ extension SessionMachine {
             if reconnection.gate.isOpen, reconnection.gate.speechEnd == reconnection.gate.audioTime, let open = reconnection.openTurn {
                 ledger.turns[open].speechEndedAt = now
             }
+        }
+    }
+
+    /// Past the hold limit, the oldest held frames are dropped and counted.
+    mutating func trimHeld(_ reconnection: inout Reconnection) {
+        let limit = configuration.captureSampleRate.frames(in: configuration.reconnect.holdLimit)
+        while reconnection.heldSamples > limit, !reconnection.held.isEmpty {
+            reconnection.heldSamples -= reconnection.held.removeFirst().samples.count
+            ledger.counters.framesDropped += 1
+            ledger.counters.framesDroppedWhileAway += 1
         }
     }
 

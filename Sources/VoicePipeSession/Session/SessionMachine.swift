@@ -407,6 +407,29 @@ public struct SessionMachine: Sendable {
         return scheduling(&actions)
     }
 
+    /// The connection that took these captured frames closed before it wrote them: they no
+    /// longer count as sent. While reconnecting they go to the front of the held audio (older
+    /// than anything captured since), to go out on the new connection; on a live connection (an
+    /// old one closing after a rotation) they go out now; otherwise they count as dropped.
+    public mutating func framesNotWritten(_ frames: [AudioFrame], at now: SessionInstant) -> [SessionAction] {
+        var actions = [SessionAction]()
+        ledger.counters.framesSent -= frames.count
+        ledger.counters.samplesSent -= frames.reduce(0) { $0 + $1.samples.count }
+        switch current {
+        case .connecting(let since, .some(var reconnection)):
+            reconnection.held.insert(contentsOf: frames, at: 0)
+            reconnection.heldSamples += frames.reduce(0) { $0 + $1.samples.count }
+            trimHeld(&reconnection)
+            current = .connecting(since: since, reconnection: reconnection)
+        case .live(let live, _) where !live.isEnding:
+            for frame in frames { actions.append(.sendCapturedFrame(frame)) }
+        default:
+            ledger.counters.framesDropped += frames.count
+            ledger.counters.framesDroppedWhileAway += frames.count
+        }
+        return scheduling(&actions)
+    }
+
     /// Asks the runtime to hand the user to a person. Tracked beside the voice state.
     /// - Throws: ``SessionInputError/notConnected(_:)`` unless live; ``SessionInputError/sessionEnding``.
     public mutating func requestEscalation(reason: String, at now: SessionInstant) throws(SessionInputError) -> [SessionAction] {
