@@ -44,6 +44,26 @@ struct SessionCommandTests {
         #expect(result.stdout.contains("reply audio: \(Self.seconds(played.count)) to '\(reply)'"))
     }
 
+    /// A session's account of its audio does not depend on its pace: the turns, each turn's
+    /// length of speech (audio time, not the wall clock) and the audio sent are the same with
+    /// `--fast` as in real time, run after run.
+    @Test(arguments: ["speech-44k1-stereo-s16.wav", "speech-22k05-mono-s16.wav"])
+    func turnsAndSpeechLengthsAreTheSameUnderFastAsInRealTime(name: String) throws {
+        func account(_ fast: Bool) throws -> [String] {
+            let result = try CommandRunner.run(["session", CommandRunner.sample(name)] + (fast ? ["--fast"] : []))
+            #expect(result.status == 0, "\(result)")
+            return result.stdout.split(separator: "\n").map(String.init).compactMap { line in
+                if let range = line.range(of: "turn ", options: .anchored, range: line.drop { $0 == " " || $0.isNumber || $0 == "." }.startIndex..<line.endIndex),
+                   line[range.upperBound...].contains("ended:") { return String(line[range.lowerBound...]) }
+                return line.hasPrefix("turns: ") || line.hasPrefix("audio sent: ") ? line : nil
+            }
+        }
+        let realTime = try account(false)
+        #expect(realTime.count == 3, "\(realTime)")
+        #expect(realTime.first?.hasSuffix(" s of speech") == true, "\(realTime)")
+        for _ in 0..<3 { #expect(try account(true) == realTime) }
+    }
+
     @Test func typedTurnsAreAnsweredInOrderAndTheStateLineNamesTheSession() throws {
         let directory = try TemporaryDirectory()
         let reply = directory.path("reply.wav")

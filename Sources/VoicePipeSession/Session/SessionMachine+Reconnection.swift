@@ -135,6 +135,7 @@ extension SessionMachine {
     mutating func endTurnWhileAway(_ reconnection: inout Reconnection, at now: SessionInstant) {
         guard let open = reconnection.openTurn else { return }
         ledger.turns[open].endedAt = now
+        ledger.turns[open].speechDuration = max(reconnection.gate.speechEnd - reconnection.gate.speechStart, .zero)
         reconnection.openTurn = nil
         reconnection.awaitingReply.append(open)
     }

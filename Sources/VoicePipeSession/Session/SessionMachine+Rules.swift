@@ -145,6 +145,7 @@ extension SessionMachine {
     mutating func endVoiceTurn(_ live: inout LiveConnection, _ phase: inout LivePhase, at now: SessionInstant, _ actions: inout [SessionAction]) {
         guard let open = live.openTurn else { return }
         ledger.turns[open].endedAt = now
+        ledger.turns[open].speechDuration = max(live.gate.speechEnd - live.gate.speechStart, .zero)
         live.openTurn = nil
         live.awaitingReply.append(open)
         actions.append(.note(.turnEnded(ledger.turns[open])))

@@ -74,6 +74,9 @@ public struct TurnRecord: Sendable, Hashable {
     public let startedAt: SessionInstant
     /// When the speech ended (the end of the last loud frame), or the text was sent.
     public internal(set) var speechEndedAt: SessionInstant
+    /// How long the speech lasted in audio time (the voice gate's first loud frame to its last),
+    /// the same whatever the pace the audio was sent at; nil for a typed turn or one still open.
+    public internal(set) var speechDuration: Duration?
     /// When the turn was judged over (the gate closed after its hang-over, the runtime's final
     /// user transcript, the end of the input); nil while the user is still speaking.
     public internal(set) var endedAt: SessionInstant?

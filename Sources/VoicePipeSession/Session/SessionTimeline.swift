@@ -26,7 +26,7 @@ public enum SessionTimeline {
             body = ["typed text #\(text.number) waits again: \(reason)"]
         case .turnEnded(let turn):
             if turn.kind == .voice {
-                body = ["turn \(turn.number) ended: \(seconds(turn.speechEndedAt - turn.startedAt)) of speech"]
+                body = ["turn \(turn.number) ended: \(seconds(turn.speechDuration ?? turn.speechEndedAt - turn.startedAt)) of speech"]
             } else {
                 body = []
             }
