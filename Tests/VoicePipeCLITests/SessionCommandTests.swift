@@ -64,6 +64,40 @@ struct SessionCommandTests {
         for _ in 0..<3 { #expect(try account(true) == realTime) }
     }
 
+    /// `--record`: one stereo 16 kHz file; the left channel is exactly what the capture path sent
+    /// (the sample through `convert`), the right is the reply as played, at 16 kHz, from the
+    /// moment it arrived: after the speech ended, as long as the reply (2/3 of its 24 kHz samples).
+    @Test func theRecordingHoldsTheCapturedAudioExactlyOnTheLeftAndTheReplyAfterItOnTheRight() throws {
+        let directory = try TemporaryDirectory()
+        let recording = directory.path("both.wav"), reply = directory.path("reply.wav"), captured = directory.path("captured.wav")
+        let sample = CommandRunner.sample("speech-8k-mono-s16.wav")
+        let result = try CommandRunner.run(["session", sample, "--record", recording, "--out", reply])
+        #expect(result.status == 0, "\(result)")
+        #expect(try CommandRunner.run(["convert", sample, captured]).status == 0)
+        let (format, both) = try AudioFiles.read(recording, as: Int16.self)
+        #expect(format.sampleRate == 16_000 && format.channelCount == 2 && format.sampleType == .int16)
+        let left = stride(from: 0, to: both.count, by: 2).map { both[$0] }
+        let right = stride(from: 1, to: both.count, by: 2).map { both[$0] }
+        let (_, heard) = try AudioFiles.read(captured, as: Int16.self)
+        #expect(Array(left.prefix(heard.count)) == heard)
+        #expect(left.dropFirst(heard.count).allSatisfy { $0 == 0 })
+        let (_, played) = try AudioFiles.read(reply, as: Float.self)
+        let voiced = heard.lastIndex { abs(Int($0)) > 300 } ?? 0
+        let onset = right.firstIndex { $0 != 0 } ?? -1
+        #expect(onset > voiced, "the reply starts at \(onset), before the speech ended at \(voiced)")
+        // The reply's span of sound, from its first to its last sample that is not zero, is 2/3 as long at 16 kHz.
+        let end = (right.lastIndex { $0 != 0 } ?? 0) + 1
+        let playedSpan = (played.lastIndex { $0 != 0 } ?? 0) + 1 - (played.firstIndex { $0 != 0 } ?? 0)
+        #expect(abs((end - onset) - playedSpan * 2 / 3) <= 40, "\(end - onset) samples against \(playedSpan * 2 / 3)")
+        #expect(result.stdout.contains("recorded both sides: \(String(format: "%.3f", Double(left.count) / 16_000)) s to '\(recording)'"), "\(result)")
+    }
+
+    @Test func aRecordingThatCannotBeCreatedIsRefusedBeforeTheSession() throws {
+        let result = try CommandRunner.run(["session", CommandRunner.sample("speech-8k-mono-s16.wav"), "--record", "/nonexistent/both.wav"])
+        #expect(result.status == 73, "\(result)")
+        #expect(result.stderr.contains("cannot create '/nonexistent/both.wav': the directory '/nonexistent' does not exist"), "\(result)")
+    }
+
     @Test func typedTurnsAreAnsweredInOrderAndTheStateLineNamesTheSession() throws {
         let directory = try TemporaryDirectory()
         let reply = directory.path("reply.wav")

@@ -146,6 +146,7 @@ public final class SessionDriver: @unchecked Sendable {
     private let clock: any SessionClock
     private let capture: SessionCapture
     private let output: any ReplyOutput
+    private let recorder: ConversationRecorder?
     private let observer: @Sendable (SessionEvent, SessionInstant) -> Void
     private let inbox: SessionInbox<Input>
     private let published: Guarded<SessionMachine>
@@ -170,10 +171,13 @@ public final class SessionDriver: @unchecked Sendable {
     ///     (``SessionConfiguration/rotateAfter``) or reconnects after a drop
     ///     (``SessionConfiguration/reconnect``); without it, rotation fails and is noted, and a
     ///     drop ends the session.
+    ///   - recorder: records both sides of the session (what was captured, what was played) on one timeline.
     ///   - observer: called on the driver's thread with every event and the instant it happened.
     public init(options: SessionDriverOptions, transport: any SessionTransport, connect: (@Sendable () throws -> any SessionTransport)? = nil,
                 clock: any SessionClock = MonotonicSessionClock(),
-                capture: SessionCapture, output: any ReplyOutput, observer: @escaping @Sendable (SessionEvent, SessionInstant) -> Void = { _, _ in }) {
+                capture: SessionCapture, output: any ReplyOutput, recorder: ConversationRecorder? = nil,
+                observer: @escaping @Sendable (SessionEvent, SessionInstant) -> Void = { _, _ in }) {
+        self.recorder = recorder
         self.options = options
         self.transport = transport
         self.connect = connect
@@ -231,6 +235,7 @@ public final class SessionDriver: @unchecked Sendable {
         }
         finishOutput()
         stopCapture()
+        recorder?.finish()
         transport.close()
         incoming?.close()
         for old in retiring.values { old.close() }
@@ -315,6 +320,7 @@ public final class SessionDriver: @unchecked Sendable {
         do {
             if let frame = try source.next() {
                 fileFramesTaken += 1
+                recorder?.captured(frame.samples)
                 apply(machine.captured(frame, at: now))
                 return
             }
@@ -343,6 +349,7 @@ public final class SessionDriver: @unchecked Sendable {
             }
         case .frame(let frame):
             deviceFrames.queued.subtract(1, ordering: .relaxed)
+            recorder?.captured(frame.samples)
             apply(machine.captured(frame, at: now))
         case .captureEnded(let problem):
             if let problem {
@@ -557,10 +564,13 @@ public final class SessionDriver: @unchecked Sendable {
                 apply(machine.frameNotSent(at: now))
             }
         case .playReply(let chunk):
+            recorder?.reply(chunk)
             play(chunk, at: now)
         case .cutPlayback:
+            recorder?.cut()
             withOutput(at: now) { output throws(ReplyPlayerError) in try output.cut() }
         case .endReply:
+            recorder?.replyEnded()
             withOutput(at: now) { output throws(ReplyPlayerError) in try output.replyEnded() }
         case .scheduleTick(let at):
             tickAt = at

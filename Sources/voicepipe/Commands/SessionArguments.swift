@@ -16,6 +16,8 @@ extension SessionCommand {
         var echo: EchoSetting?
         var room: RoomChoice?
         var roomRecord: String?
+        /// `--record`: both sides of the session in one stereo file.
+        var record: String?
         var context: [(key: String, value: String)] = []
         var sessionId: String?
         var replyTimeout: Double?
@@ -67,6 +69,8 @@ extension SessionCommand {
                 echoOption,
                 roomOption,
                 roomRecordOption,
+                .option("record", "file.wav", \.record, .text,
+                        help: "Record both sides in one stereo 16 kHz WAV: what was captured and sent on the left, what was played (with cuts) on the right, aligned by sample position."),
                 .repeated("context", "key=value", \.context, contextValue, help: "Add to the session.start context (repeatable); persona and vehicle name the session."),
                 .option("session-id", "id", \.sessionId, sessionIdValue, help: "The session id sent in session.start (default: a fresh random one)."),
                 .option("reply-timeout", "seconds", \.replyTimeout, .decimal(in: 0.1...3_600), help: "Longest wait from the end of a turn to the reply (default 15)."),
@@ -261,6 +265,16 @@ enum SessionArguments {
     }
 
     /// Where the reply goes: a file, a speaker, or nowhere.
+    /// `--record`'s recorder, its file created now so a path that cannot be written is refused up front.
+    static func recorder(_ path: String?) throws(CommandFailure) -> ConversationRecorder? {
+        guard let path else { return nil }
+        do {
+            return try ConversationRecorder(path: path)
+        } catch {
+            throw CommandFailure(error.message, exitCode: .cannotCreate)
+        }
+    }
+
     static func replyOutput(path: String?, speaker: String?, texts: [String], problems: inout [String], command: String) throws(CommandFailure) -> (output: any ReplyOutput, note: String?) {
         if let path {
             let container = path == "-" ? AudioContainer.wav : (AudioContainer(forPath: path) ?? .wav)

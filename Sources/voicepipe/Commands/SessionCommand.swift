@@ -68,6 +68,7 @@ struct SessionCommand: Command {
     let capture: CaptureArguments
     let room: RoomChoice?
     let roomRecord: String?
+    let record: String?
     let echo: EchoBackend?
 
     init(options: Options, positionals: [String]) throws(CommandFailure) {
@@ -84,6 +85,7 @@ struct SessionCommand: Command {
         capture = options.capture
         room = options.room
         roomRecord = options.roomRecord
+        record = options.record
         echo = SessionArguments.echoBackend(options)
         try SessionArguments.checkLive(options, input: positionals.first, command: Self.name)
         transport = try SessionRuntimeChoice(options, command: Self.name)
@@ -105,11 +107,12 @@ struct SessionCommand: Command {
         }
         let printer = SessionPrinter(toStandardError: transport.usesStandardStreams || outputPath == "-" || logPath == "-", quiet: quiet)
         let log = try SessionArguments.log(logPath, sampleRate: configuration.captureSampleRate)
+        let recorder = try SessionArguments.recorder(record)
         let options = SessionDriverOptions(session: configuration, initialTexts: texts, audioUnavailable: problems.isEmpty ? nil : problems.joined(separator: "; "))
         let runtime = transport
         let connect: (@Sendable () throws -> any SessionTransport)? = configuration.rotateAfter == nil && configuration.reconnect.attempts == 0
             ? nil : { @Sendable in try runtime.makeTransport() }
-        let driver = SessionDriver(options: options, transport: try transport.makeTransport(), connect: connect, capture: source, output: output.output) { event, instant in
+        let driver = SessionDriver(options: options, transport: try transport.makeTransport(), connect: connect, capture: source, output: output.output, recorder: recorder) { event, instant in
             printer.show(event, at: instant)
             log?.record(event, at: instant)
             roomDevices?.observe(event)
@@ -122,6 +125,14 @@ struct SessionCommand: Command {
         withExtendedLifetime(signals) {}
         log?.finish()
         printer.summary(report, fast: fast)
+        if let recorder {
+            if let failure = recorder.failure {
+                Console.warning(Self.name, "the recording '\(recorder.path)' is incomplete: \(failure.message)")
+            } else {
+                let length = Double(recorder.framesWritten) / ConversationMix.sampleRate.hertz
+                printer.lines(["recorded both sides: \(String(format: "%.3f", length)) s to '\(recorder.path)' (left: captured and sent, right: played; 16 kHz)"])
+            }
+        }
         if let live {
             printer.lines(live.summary())
             if let roomRecord {
