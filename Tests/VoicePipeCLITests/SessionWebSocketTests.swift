@@ -114,7 +114,7 @@ import VoicePipeTestSupport
         let server = try RuntimeServer(["--stall-after", "3"])
         defer { server.stop() }
         let started = Date()
-        let result = try CommandRunner.run(["session", Self.sample, "--url", server.url + "/voice", "--read-timeout", "2"])
+        let result = try CommandRunner.run(["session", Self.sample, "--url", server.url + "/voice", "--read-timeout", "2", "--reconnect", "0"])
         #expect(result.status == 75, "\(result)")
         #expect(result.stderr.contains("the runtime sent nothing, and did not answer a ping, for 2 s"), "\(result)")
         #expect(Date().timeIntervalSince(started) < 15)

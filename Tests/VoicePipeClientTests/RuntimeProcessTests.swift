@@ -121,10 +121,11 @@ struct RuntimeProcessTests {
         let transport = JSONLinesTransport.launching("voicepipe-no-such-runtime --flag", standardError: .keepTail(bytes: 4_096))
         transport.open()
         let events = await TransportTesting.events(of: transport)
-        let reason = TransportCloseReason.failed(
-            "could not start the runtime 'voicepipe-no-such-runtime --flag': command not found (status 127); it said: sh: 1: voicepipe-no-such-runtime: not found",
-            code: nil)
+        // Refused, not failed: starting it again would not find it either, so a session does not reconnect.
+        let reason = TransportCloseReason.refused(
+            "could not start the runtime 'voicepipe-no-such-runtime --flag': command not found (status 127); it said: sh: 1: voicepipe-no-such-runtime: not found")
         #expect(events == [.opened, .closed(reason)])
+        #expect(!reason.isRetryable)
         #expect(Self.isGone(transport.process?.pid))
     }
 
