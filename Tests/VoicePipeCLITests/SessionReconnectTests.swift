@@ -16,8 +16,12 @@ import VoicePipeTestSupport
         }.first
     }
 
-    @Test(arguments: [["--drop-after", "3"], ["--reset-after", "3"]])
-    func aSessionWhoseConnectionDropsTwiceReconnectsAndEndsCleanly(fault: [String]) throws {
+    /// `--cut-mid-message drop` aborts right after the greeting, so texts the client wrote behind
+    /// `session.start` may still be unread in the server's socket when it aborts: written, so sent
+    /// as far as the client can know, and lost with the connection. There a text arrives at most
+    /// once; with the switches that fire on a message the server has read, exactly once.
+    @Test(arguments: [(["--drop-after", "3"], true), (["--reset-after", "3"], true), (["--cut-mid-message", "drop"], false)])
+    func aSessionWhoseConnectionDropsTwiceReconnectsAndEndsCleanly(fault: [String], textsArriveExactlyOnce: Bool) throws {
         let server = try RuntimeServer(["--misbehave-on", "2"] + fault)
         defer { server.stop() }
         let result = try CommandRunner.run(["session", Self.sample, "--text", "one", "--text", "two", "--url", server.url + "/voice"])
@@ -36,7 +40,11 @@ import VoicePipeTestSupport
         #expect(sessions.dropFirst().allSatisfy { $0["continuesSessionId"] as? String == id }, "\(sessions)")
         // Every typed text reached the server exactly once.
         let texts = server.events(named: "received").filter { $0["type"] as? String == "text.input" }
-        #expect(texts.count == 2, "\(texts)")
+        if textsArriveExactlyOnce {
+            #expect(texts.count == 2, "\(texts)")
+        } else {
+            #expect(texts.count <= 2, "\(texts)")
+        }
         // The file's 88 frames: none dropped by the client; the server got no more than were sent.
         #expect(result.stdout.contains("audio sent: 2.787 s in 88 frames;"), "\(result)")
         let chunks = server.events(named: "received").filter { $0["type"] as? String == "audio.chunk" }

@@ -190,6 +190,20 @@ struct SessionReconnectionTests {
         #expect(Self.sentMarkers(opened) == [4, 5, 6])
     }
 
+    @Test func aFrameTheClosedTransportRefusedBeforeItsCloseWasReportedGoesOutOnTheNewConnection() {
+        var script = SessionScript(Self.configuration())
+        script.connectAndOpen(at: .origin)
+        let actions = script.run { $0.captured(Self.frame(SessionScript.room, marker: 9), at: .ms(32)) }
+        for case .sendCapturedFrame(let frame) in actions {
+            script.run { $0.frameNotSent(frame, transportClosed: true, at: .ms(32)) }
+        }
+        #expect(script.machine.ledger.counters.framesDropped == 0)
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: .ms(40)) }
+        script.runTimers(until: .ms(600))
+        let opened = script.run { $0.transportOpened(at: .ms(650)) }
+        #expect(Self.sentMarkers(opened) == [9])
+    }
+
     @Test func framesNeverWrittenAfterTheSessionFailedCountAsDropped() {
         var script = SessionScript(Self.configuration(attempts: 0))
         script.connectAndOpen(at: .origin)

@@ -561,7 +561,11 @@ public final class SessionDriver: @unchecked Sendable {
                 report(.frameSent(sampleCount: frame.samples.count, level: frame.level), at: now)
                 apply(machine.frameSent(frame, at: now))
             } catch {
-                apply(machine.frameNotSent(at: now))
+                if case .closed = error {
+                    apply(machine.frameNotSent(frame, transportClosed: true, at: now))
+                } else {
+                    apply(machine.frameNotSent(at: now))
+                }
             }
         case .playReply(let chunk):
             recorder?.reply(chunk)

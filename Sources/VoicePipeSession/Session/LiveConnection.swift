@@ -34,6 +34,9 @@ struct LiveConnection: Sendable {
     var rotationNotBefore: SessionInstant?
     /// The reconnection attempt that opened this connection (0: not a reconnection).
     var reconnectedOnAttempt = 0
+    /// Captured frames the transport refused because it had just closed (its closing report not
+    /// yet here): a reconnection sends them first; otherwise they count as dropped.
+    var refusedAtClose: [AudioFrame] = []
 
     init(gate: VoiceGateOptions, openedAt now: SessionInstant) {
         self.gate = VoiceGate(options: gate)

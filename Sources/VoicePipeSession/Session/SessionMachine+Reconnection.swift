@@ -39,11 +39,6 @@ extension SessionMachine {
             ledger.counters.repliesCutByDrop += 1
             actions.append(.note(.replyCutByDrop))
         }
-        if let rotation = live.rotation {
-            let frames = rotation.held.filter { if case .frame = $0 { true } else { false } }.count
-            ledger.counters.framesDropped += frames
-            ledger.counters.framesDroppedWhileAway += frames
-        }
         let policy = configuration.reconnect
         let attempt = now - live.openedAt < policy.stableAfter ? live.reconnectedOnAttempt + 1 : 1
         guard attempt <= policy.attempts else {
@@ -52,8 +47,13 @@ extension SessionMachine {
             return
         }
         let delay = policy.delay(beforeAttempt: attempt, sessionId: configuration.sessionId)
-        let reconnection = Reconnection(reason: reason, droppedAt: now, attempt: attempt, retryAt: now + delay, gate: live.gate,
+        var reconnection = Reconnection(reason: reason, droppedAt: now, attempt: attempt, retryAt: now + delay, gate: live.gate,
                                         openTurn: live.openTurn, awaitingReply: live.awaitingReply, lastReplyEndedAt: live.lastReplyEndedAt)
+        // Frames the closed transport refused, then any a rotation was holding: both go out on the new connection.
+        let heldForRotation = live.rotation?.held.compactMap { held -> AudioFrame? in if case .frame(let frame) = held { frame } else { nil } } ?? []
+        reconnection.held = live.refusedAtClose + heldForRotation
+        reconnection.heldSamples = reconnection.held.reduce(0) { $0 + $1.samples.count }
+        trimHeld(&reconnection)
         enter(.connecting(since: now, reconnection: reconnection), from: phase.state, &actions)
         actions.append(.note(.reconnecting(attempt: attempt, of: policy.attempts, in: delay, reason: reason)))
     }

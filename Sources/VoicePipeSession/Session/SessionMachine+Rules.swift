@@ -31,6 +31,7 @@ extension SessionMachine {
     /// Leaves the live connection for `next`: the connection is discarded whole, and frames a
     /// rotation still held for it count as dropped.
     mutating func leave(_ live: LiveConnection, _ phase: LivePhase, for next: State, _ actions: inout [SessionAction]) {
+        ledger.counters.framesDropped += live.refusedAtClose.count
         if let rotation = live.rotation {
             ledger.counters.framesDropped += rotation.held.filter { if case .frame = $0 { true } else { false } }.count
         }

@@ -274,6 +274,20 @@ public struct SessionMachine: Sendable {
         return scheduling(&actions)
     }
 
+    /// The transport refused a captured frame because it has closed; its closing report is on
+    /// the way. The frame waits for it: a reconnection sends it first on the new connection;
+    /// otherwise it counts as dropped.
+    public mutating func frameNotSent(_ frame: AudioFrame, transportClosed: Bool, at now: SessionInstant) -> [SessionAction] {
+        guard transportClosed, case .live(var live, let phase) = current, configuration.reconnect.attempts > 0 else {
+            return frameNotSent(at: now)
+        }
+        var actions = [SessionAction]()
+        current = .modifying
+        live.refusedAtClose.append(frame)
+        current = .live(live, phase)
+        return scheduling(&actions)
+    }
+
     /// Captured audio is waiting because the transport has no room (a file sent as fast as the
     /// runtime takes it): nothing is dropped, but a runtime that takes nothing for the stall
     /// limit is `error(runtime stalled)`, as when audio has to be dropped.
