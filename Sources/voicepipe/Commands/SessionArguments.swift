@@ -174,8 +174,8 @@ enum SessionArguments {
     static func configuration(_ options: SessionCommand.Options) -> SessionConfiguration {
         var context = JSONObject()
         for (key, value) in options.context { context[key] = .string(value) }
-        let random = String(UInt32.random(in: .min ... .max), radix: 16)
-        let sessionId = options.sessionId ?? "voicepipe-" + String(repeating: "0", count: 8 - random.count) + random
+        // The default is long enough for AgentCore, which wants 33 to 256 characters.
+        let sessionId = options.sessionId ?? AgentCoreRuntime.makeSessionId()
         var configuration = SessionConfiguration(sessionId: sessionId, context: context, longRunningTools: Set(options.longRunningTools))
         if let seconds = options.replyTimeout {
             configuration.replyTimeout = .seconds(seconds)
