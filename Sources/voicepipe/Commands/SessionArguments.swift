@@ -112,11 +112,11 @@ enum SessionRuntimeChoice: CustomStringConvertible, Sendable {
         let fault = options.embeddedFault
         let stdio = Options.stdioFlag.flag, runtimeCommand = Options.runtimeCommandOption.flag
         let faultOnlyEmbedded = "'\(Options.embeddedFaultOption.flag)' applies to the embedded runtime only"
-        let connector = try options.webSocket.connector(environment: ProcessInfo.processInfo.environment,
-                                                        homeDirectory: NSHomeDirectory(), command: command)
+        let connector = try options.webSocket.connector(environment: ProcessInfo.processInfo.environment, homeDirectory: NSHomeDirectory(),
+                                                        command: command, sessionId: options.sessionId ?? AgentCoreRuntime.makeSessionId())
         if let connector {
             if options.stdio || options.runtimeCommand != nil {
-                throw .usage("'\(WebSocketArguments.urlOption.flag)' cannot be combined with '\(stdio)' or '\(runtimeCommand)'; choose one runtime", command: command)
+                throw .usage("'\(options.webSocket.agentCoreARN == nil ? WebSocketArguments.urlOption.flag : WebSocketArguments.agentCoreOption.flag)' cannot be combined with '\(stdio)' or '\(runtimeCommand)'; choose one runtime", command: command)
             }
             if fault != nil { throw .usage(faultOnlyEmbedded, command: command) }
             self = .webSocket(connector)

@@ -86,6 +86,9 @@ struct SessionCommand: Command {
         roomRecord = options.roomRecord
         echo = SessionArguments.echoBackend(options)
         try SessionArguments.checkLive(options, input: positionals.first, command: Self.name)
+        // One id for session.start and every AgentCore handshake (reconnections and rotations too).
+        var options = options
+        options.sessionId = options.sessionId ?? AgentCoreRuntime.makeSessionId()
         transport = try SessionRuntimeChoice(options, command: Self.name)
         configuration = SessionArguments.configuration(options)
         try SessionArguments.check(input: input, texts: texts, microphone: microphone, output: outputPath, speaker: speaker, log: logPath, transport: transport, fast: fast, command: Self.name)
