@@ -108,4 +108,30 @@ import VoicePipeTestSupport
             }
         }
     }
+
+    /// End to end against a container built on AWS's own SDK (`Samples/runtime-server/agentcore_app.py`:
+    /// BedrockAgentCoreApp serving `/ws`, behind a stand-in for the data plane): the session runs
+    /// and ends cleanly, and the id the app's request context read from the service's header is
+    /// session.start's, presigned (moved from the query) or sent as a header.
+    @Test(arguments: ["presign", "header"])
+    func aSessionRunsAgainstAnAppBuiltOnTheSDK(placement: String) throws {
+        let home = try TemporaryDirectory()
+        let script = CommandRunner.packageRoot.appendingPathComponent("Samples/runtime-server/agentcore_app.py")
+        let server = try RuntimeServer(script: script, ["--port", "0"])
+        defer { server.stop() }
+        let result = try CommandRunner.run(["session", "--text", "hello", "--agentcore-runtime", Self.arn, "--qualifier", "DEFAULT",
+                                            "--endpoint-url", server.url.replacingOccurrences(of: "ws://", with: "http://"), "--aws-sigv4", placement],
+                                           environment: Self.environment(home))
+        #expect(result.status == 0, "\(result)\n\(server.standardError)")
+        #expect(result.stdout.contains("ended cleanly"), "\(result)")
+        _ = server.waitForEvents(named: "closed", count: 1, within: 10)
+        let plane = try #require(server.events(named: "dataPlane").first)
+        #expect(plane["path"] as? String == "/runtimes/\(Self.arn)/ws")
+        #expect(plane["query"] as? String == "qualifier=DEFAULT")
+        let session = try #require(server.events(named: "session").first)
+        let sessionId = try #require(session["sessionId"] as? String)
+        #expect(sessionId.count == 42)
+        #expect(session["contextSessionId"] as? String == sessionId)
+        #expect(server.events(named: "connection").first?["path"] as? String == "/ws")
+    }
 }
