@@ -66,7 +66,7 @@ struct OptionBinding<Options> {
     fileprivate let assign: (inout Options, String, _ command: String) throws(CommandFailure) -> Void
     /// Options this one only means something with, in the order they are checked, each with the
     /// sentence that follows the flag when it is missing ("applies to a signed handshake: …").
-    fileprivate var requirements: [(option: String, sentence: String)] = []
+    fileprivate var requirements: [(options: [String], sentence: String)] = []
 
     /// The option as a user types it, for messages: "--chunk-ms".
     var flag: String { "--" + name }
@@ -93,7 +93,15 @@ struct OptionBinding<Options> {
     /// before any value is read, so the missing option is what the user hears about first.
     func requiring<Other>(_ other: OptionBinding<Other>, _ sentence: String) -> Self {
         var binding = self
-        binding.requirements.append((other.name, sentence))
+        binding.requirements.append(([other.name], sentence))
+        return binding
+    }
+
+    /// The same option, refused unless one of `others` is given too (a WebSocket option needs
+    /// `--url` or `--agentcore-runtime`).
+    func requiring<Other>(anyOf others: [OptionBinding<Other>], _ sentence: String) -> Self {
+        var binding = self
+        binding.requirements.append((others.map(\.name), sentence))
         return binding
     }
 
@@ -190,7 +198,7 @@ struct ParsedArguments<Options: CommandOptions> {
         }
         guard !wantsHelp else { return }
         for (binding, values) in zip(bindings, given) where !values.isEmpty {
-            for requirement in binding.requirements where index[requirement.option].map({ given[$0].isEmpty }) ?? true {
+            for requirement in binding.requirements where requirement.options.allSatisfy({ index[$0].map { given[$0].isEmpty } ?? true }) {
                 throw .usage("'\(binding.flag)' \(requirement.sentence)", command: command)
             }
         }

@@ -129,7 +129,7 @@ import VoicePipeTestSupport
     }
 
     @Test(arguments: [
-        (["--text", "x", "--header", "X-A: 1"], 64, "'--header' applies to a WebSocket runtime: give '--url' too"),
+        (["--text", "x", "--header", "X-A: 1"], 64, "'--header' applies to a WebSocket runtime: give '--url' or '--agentcore-runtime' too"),
         (["--text", "x", "--url", "http://127.0.0.1/ws"], 64, "the URL starts with 'http://'"),
         (["--text", "x", "--url", "ws://127.0.0.1:99999/ws"], 64, "the URL's port '99999' is not a number from 1 to 65535"),
         (["--text", "x", "--url", "ws://127.0.0.1/ws", "--stdio"], 64, "'--url' cannot be combined with '--stdio'"),

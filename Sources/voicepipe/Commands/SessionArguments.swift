@@ -124,11 +124,11 @@ enum SessionRuntimeChoice: CustomStringConvertible, Sendable {
         let fault = options.embeddedFault
         let stdio = Options.stdioFlag.flag, runtimeCommand = Options.runtimeCommandOption.flag
         let faultOnlyEmbedded = "'\(Options.embeddedFaultOption.flag)' applies to the embedded runtime only"
-        let connector = try options.webSocket.connector(environment: ProcessInfo.processInfo.environment,
-                                                        homeDirectory: NSHomeDirectory(), command: command)
+        let connector = try options.webSocket.connector(environment: ProcessInfo.processInfo.environment, homeDirectory: NSHomeDirectory(),
+                                                        command: command, sessionId: options.sessionId ?? AgentCoreRuntime.makeSessionId())
         if let connector {
             if options.stdio || options.runtimeCommand != nil {
-                throw .usage("'\(WebSocketArguments.urlOption.flag)' cannot be combined with '\(stdio)' or '\(runtimeCommand)'; choose one runtime", command: command)
+                throw .usage("'\(options.webSocket.agentCoreARN == nil ? WebSocketArguments.urlOption.flag : WebSocketArguments.agentCoreOption.flag)' cannot be combined with '\(stdio)' or '\(runtimeCommand)'; choose one runtime", command: command)
             }
             if fault != nil { throw .usage(faultOnlyEmbedded, command: command) }
             self = .webSocket(connector)
@@ -188,8 +188,8 @@ enum SessionArguments {
     static func configuration(_ options: SessionCommand.Options) -> SessionConfiguration {
         var context = JSONObject()
         for (key, value) in options.context { context[key] = .string(value) }
-        let random = String(UInt32.random(in: .min ... .max), radix: 16)
-        let sessionId = options.sessionId ?? "voicepipe-" + String(repeating: "0", count: 8 - random.count) + random
+        // The default is long enough for AgentCore, which wants 33 to 256 characters.
+        let sessionId = options.sessionId ?? AgentCoreRuntime.makeSessionId()
         var configuration = SessionConfiguration(sessionId: sessionId, context: context, longRunningTools: Set(options.longRunningTools))
         if let seconds = options.replyTimeout {
             configuration.replyTimeout = .seconds(seconds)

@@ -10,7 +10,7 @@ struct SessionCommand: Command {
     static let abstract = "Run a voice session: speech from a file or microphone through a runtime, the reply to a file or speaker."
     static var help: String {
         HelpText.make(
-            usage: "voicepipe session [<input>] [--text <text>]... [--out <file.wav>] [--log <file.jsonl>] [--fast] [--stdio | --runtime-command <cmd> | --url <ws(s)://host[:port]/path>] [--mic <device>] [--speaker <device>] [--echo <backend>] [--room <room>] [--room-record <dir>] [--context <key=value>]...",
+            usage: "voicepipe session [<input>] [--text <text>]... [--out <file.wav>] [--log <file.jsonl>] [--fast] [--stdio | --runtime-command <cmd> | --url <ws(s)://host[:port]/path> | --agentcore-runtime <ARN>] [--mic <device>] [--speaker <device>] [--echo <backend>] [--room <room>] [--room-record <dir>] [--context <key=value>]...",
             abstract: abstract,
             discussion: """
             The input file (any format 'convert' reads; '-' is standard input) goes through the capture path
@@ -27,6 +27,14 @@ struct SessionCommand: Command {
             read (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN, else ~/.aws/credentials and
             AWS_PROFILE); --rotate-after moves the session to a fresh, re-signed connection at the first
             ready moment after that many seconds, losing no frame.
+
+            --agentcore-runtime talks to an Amazon Bedrock AgentCore runtime: the URL comes from the ARN
+            (wss://bedrock-agentcore.<region>.amazonaws.com/runtimes/<ARN>/ws, ?qualifier= for --qualifier),
+            signed for the ARN's region and bedrock-agentcore, presigned unless --aws-sigv4 header. The
+            session id (33 to 256 visible ASCII characters) goes as X-Amzn-Bedrock-AgentCore-Runtime-Session-Id,
+            in the signed query when presigned, a header otherwise, the same on every connection and in
+            session.start. --endpoint-url (else AWS_ENDPOINT_URL_BEDROCK_AGENTCORE, then AWS_ENDPOINT_URL)
+            reaches the same path elsewhere, such as a runtime on loopback.
 
             The timeline shows each state change, transcripts, tool calls (over-budget ones marked),
             info cards as tables, escalation and keep-alives; the summary gives turns, audio both ways
@@ -46,6 +54,7 @@ struct SessionCommand: Command {
                 "voicepipe session take.wav --runtime-command 'python3 runtime.py' --log session.jsonl --fast",
                 "voicepipe session take.wav --url wss://runtime.example.com/voice --header 'Authorization: Bearer $TOKEN'",
                 "voicepipe session take.wav --url 'wss://bedrock-agentcore.us-west-2.amazonaws.com/runtimes/<arn>/ws' --aws-sigv4 presign --rotate-after 420",
+                "voicepipe session take.wav --agentcore-runtime arn:aws:bedrock-agentcore:us-west-2:123456789012:runtime/my_agent-abc123 --qualifier DEFAULT",
                 "voicepipe session --mic default --speaker default",
                 "voicepipe session Samples/Audio/room-barge-in-16k-mono-s16.wav --room office --room-record .build",
                 "voicepipe session take.wav --room kitchen,drift=100 --echo webrtc",
@@ -88,6 +97,9 @@ struct SessionCommand: Command {
         record = options.record
         echo = SessionArguments.echoBackend(options)
         try SessionArguments.checkLive(options, input: positionals.first, command: Self.name)
+        // One id for session.start and every AgentCore handshake (reconnections and rotations too).
+        var options = options
+        options.sessionId = options.sessionId ?? AgentCoreRuntime.makeSessionId()
         transport = try SessionRuntimeChoice(options, command: Self.name)
         configuration = SessionArguments.configuration(options)
         try SessionArguments.check(input: input, texts: texts, microphone: microphone, output: outputPath, speaker: speaker, log: logPath, transport: transport, fast: fast, command: Self.name)

@@ -22,17 +22,40 @@ struct WebSocketArguments: Sendable {
     static var expiresOption: OptionBinding<Self> {
         .option("aws-expires", "seconds", \.expires, .integer(in: 1...SigV4Signer.maximumExpires), help: "How long a presigned handshake stays valid (default 300).")
     }
+    static var agentCoreOption: OptionBinding<Self> {
+        .option("agentcore-runtime", "ARN", \.agentCoreARN, .text,
+                help: "Talk to this Amazon Bedrock AgentCore runtime (its WebSocket URL from the ARN, SigV4-signed, presigned unless '--aws-sigv4 header').")
+    }
+    static var qualifierOption: OptionBinding<Self> {
+        .option("qualifier", "name", \.qualifier, .text, help: "The AgentCore runtime endpoint to reach (the qualifier query parameter; default: the service's DEFAULT).")
+    }
+    static var agentCoreRegionOption: OptionBinding<Self> {
+        .option("region", "region", \.agentCoreRegion, .text, help: "The AgentCore runtime's region, checked against its ARN (default: the ARN's).")
+    }
+    static var endpointURLOption: OptionBinding<Self> {
+        .option("endpoint-url", "URL", \.endpointURL, .text,
+                help: "Reach the AgentCore runtime at this endpoint instead (default: AWS_ENDPOINT_URL_BEDROCK_AGENTCORE, then AWS_ENDPOINT_URL).")
+    }
+    /// The AgentCore options, each only with `--agentcore-runtime`.
+    static var agentCoreBindings: [OptionBinding<Self>] {
+        let sentence = "applies to an AgentCore runtime: give '\(agentCoreOption.flag) <ARN>' too"
+        return [qualifierOption, agentCoreRegionOption, endpointURLOption].map { $0.requiring(agentCoreOption, sentence) }
+    }
     static var bindings: [OptionBinding<Self>] {
-        // Every option but --url only means something with it, and the signing details only
-        // with --aws-sigv4; both are checked before any value is read.
+        // Every option but --url only means something with it (or with --agentcore-runtime), and
+        // the signing details only with --aws-sigv4 (which AgentCore implies); both are checked
+        // before any value is read.
         let needsURL = { (binding: OptionBinding<Self>) in
-            binding.requiring(urlOption, "applies to a WebSocket runtime: give '\(urlOption.flag)' too")
+            binding.requiring(anyOf: [urlOption, agentCoreOption], "applies to a WebSocket runtime: give '\(urlOption.flag)' or '\(agentCoreOption.flag)' too")
         }
         let needsSigning = { (binding: OptionBinding<Self>) in
-            needsURL(binding).requiring(signingOption, "applies to a signed handshake: give '\(signingOption.flag) presign' or '\(signingOption.flag) header' too")
+            needsURL(binding).requiring(anyOf: [signingOption, agentCoreOption],
+                                        "applies to a signed handshake: give '\(signingOption.flag) presign' or '\(signingOption.flag) header' too")
         }
         return [
             urlOption,
+            agentCoreOption,
+        ] + agentCoreBindings + [
             needsURL(.repeated("header", "'Name: value'", \.headers, headerValue, help: "Add a header to the WebSocket handshake (repeatable; never printed or logged).")),
             needsURL(.repeated("subprotocol", "name", \.subprotocols, subprotocolValue, help: "Offer this WebSocket subprotocol (repeatable, in order of preference).")),
             needsURL(caFileOption),
@@ -58,12 +81,39 @@ struct WebSocketArguments: Sendable {
     var expires: Int?
     /// `--rotate-after`, in seconds, when given.
     var rotateAfter: Double?
+    var agentCoreARN: String?
+    var qualifier: String?
+    var agentCoreRegion: String?
+    var endpointURL: String?
 
-    /// The connector for `--url`, or nil when it is not given.
-    func connector(environment: [String: String], homeDirectory: String, command: String) throws(CommandFailure) -> WebSocketConnector? {
-        guard let url else { return nil }
+    /// The connector for `--url` or `--agentcore-runtime`, or nil when neither is given. An
+    /// AgentCore runtime's handshakes all carry `sessionId`, the session's own.
+    func connector(environment: [String: String], homeDirectory: String, command: String, sessionId: String) throws(CommandFailure) -> WebSocketConnector? {
+        var agentCoreHeaders = [HTTPHeaderField]()
+        let url: WebSocketURL
+        if let agentCoreARN {
+            if self.url != nil {
+                throw .usage("give '\(Self.urlOption.flag)' or '\(Self.agentCoreOption.flag)', not both: the ARN names the URL", command: command)
+            }
+            let runtime = try Self.agentCoreRuntime(arn: agentCoreARN, qualifier: qualifier, region: agentCoreRegion, command: command)
+            let presigned = (placement ?? .presign) == .presign
+            if presigned { try Self.checkAgentCoreExpires(expires, command: command) }
+            do {
+                let handshake = try runtime.handshake(sessionId: sessionId, presigned: presigned, endpoint: Self.endpoint(endpointURL, environment: environment))
+                url = try WebSocketURL(parsing: handshake.url)
+                for header in handshake.headers { agentCoreHeaders.append(try HTTPHeaderField(name: header.name, value: header.value)) }
+            } catch let error as AgentCoreError {
+                throw .usage(error.message, command: command)
+            } catch {
+                throw .usage("the AgentCore runtime's URL cannot be used: \(error)", command: command)
+            }
+        } else if let given = self.url {
+            url = given
+        } else {
+            return nil
+        }
         var configuration = WebSocketConfiguration(url: url)
-        configuration.headers = headers
+        configuration.headers = headers + agentCoreHeaders
         configuration.subprotocols = subprotocols
         if let caFile {
             guard url.isSecure else { throw .usage("'\(Self.caFileOption.flag)' applies to a wss:// URL", command: command) }
@@ -118,18 +168,56 @@ struct WebSocketArguments: Sendable {
     }
 
     private func signing(environment: [String: String], homeDirectory: String, command: String) throws(CommandFailure) -> HandshakeSigning? {
-        guard let placement else { return nil }
+        guard let placement = placement ?? (agentCoreARN != nil ? .presign : nil) else { return nil }
         if placement == .header && expires != nil {
             throw .usage("'\(Self.expiresOption.flag)' applies to '\(Self.signingOption.flag) presign'; a handshake signed in headers does not expire that way", command: command)
         }
+        var region = self.region, service = self.service
+        if let agentCoreARN {
+            for (flag, given) in [(Self.regionOption.flag, region), (Self.serviceOption.flag, service)] where given != nil {
+                throw .usage("'\(flag)' does not apply to an AgentCore runtime: it is signed for its ARN's region and bedrock-agentcore (use '\(Self.agentCoreRegionOption.flag)' to check the region)", command: command)
+            }
+            region = try Self.agentCoreRuntime(arn: agentCoreARN, qualifier: qualifier, region: agentCoreRegion, command: command).region
+            service = AgentCoreRuntime.service
+        }
+        let (signer, credentials) = try Self.signer(region: region, service: service, environment: environment, homeDirectory: homeDirectory, command: command)
+        return HandshakeSigning(placement: placement, signer: signer, credentials: credentials, expires: expires ?? SigV4Signer.defaultExpires)
+    }
+
+    /// The signer for `region` (else AWS_REGION, AWS_DEFAULT_REGION) and `service` and the
+    /// credentials AWS tools read; a credentials file that cannot be read is exit 66, the rest usage.
+    static func signer(region: String?, service: String?, environment: [String: String], homeDirectory: String,
+                       command: String) throws(CommandFailure) -> (SigV4Signer, AWSCredentials) {
         do {
-            let region = try AWSRegion.resolve(explicit: self.region, environment: environment)
+            let region = try AWSRegion.resolve(explicit: region, environment: environment)
             let signer = try SigV4Signer(region: region, service: service ?? SigV4Signer.defaultService)
-            let credentials = try AWSCredentials.resolve(environment: environment, homeDirectory: homeDirectory)
-            return HandshakeSigning(placement: placement, signer: signer, credentials: credentials, expires: expires ?? SigV4Signer.defaultExpires)
+            return (signer, try AWSCredentials.resolve(environment: environment, homeDirectory: homeDirectory))
         } catch {
             if case .unreadableFile = error { throw CommandFailure(error.message, exitCode: .noInput) }
             throw .usage(error.message, command: command)
         }
+    }
+
+    /// The runtime an ARN names, its errors as usage errors.
+    static func agentCoreRuntime(arn: String, qualifier: String?, region: String?, command: String) throws(CommandFailure) -> AgentCoreRuntime {
+        do {
+            return try AgentCoreRuntime(arn: arn, qualifier: qualifier, region: region)
+        } catch {
+            throw .usage(error.message, command: command)
+        }
+    }
+
+    /// Refuses a presigned lifetime AgentCore does not take (over 300 s).
+    static func checkAgentCoreExpires(_ seconds: Int?, command: String) throws(CommandFailure) {
+        do {
+            try AgentCoreRuntime.checkExpires(seconds ?? SigV4Signer.defaultExpires)
+        } catch {
+            throw .usage("'\(expiresOption.flag)': " + error.message, command: command)
+        }
+    }
+
+    /// `--endpoint-url`, else AWS_ENDPOINT_URL_BEDROCK_AGENTCORE, else AWS_ENDPOINT_URL, as AWS tools read them.
+    static func endpoint(_ given: String?, environment: [String: String]) -> String? {
+        given ?? [environment["AWS_ENDPOINT_URL_BEDROCK_AGENTCORE"], environment["AWS_ENDPOINT_URL"]].compactMap { $0 }.first { !$0.isEmpty }
     }
 }
