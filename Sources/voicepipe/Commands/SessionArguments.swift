@@ -19,6 +19,7 @@ extension SessionCommand {
         var context: [(key: String, value: String)] = []
         var sessionId: String?
         var replyTimeout: Double?
+        var keepAlive: Double?
         var longRunningTools: [String] = []
         var embeddedFault: EmbeddedRuntimeOptions.Misbehaviour?
         var raw: RawPCMFormat?
@@ -66,6 +67,7 @@ extension SessionCommand {
                 .repeated("context", "key=value", \.context, contextValue, help: "Add to the session.start context (repeatable); persona and vehicle name the session."),
                 .option("session-id", "id", \.sessionId, sessionIdValue, help: "The session id sent in session.start (default: a fresh random one)."),
                 .option("reply-timeout", "seconds", \.replyTimeout, .decimal(in: 0.1...3_600), help: "Longest wait from the end of a turn to the reply (default 15)."),
+                .option("keep-alive", "seconds", \.keepAlive, .decimal(in: 0.1...3_600), help: "Send silence after this long with no audio sent, so the runtime does not close an idle session (default 40; AgentCore closes at 55 s idle, AWS suggests 30)."),
                 .repeated("long-running-tool", "name", \.longRunningTools, .text, help: "A tool that may take long: a turn that calls it gets 90 s (repeatable)."),
                 embeddedFaultOption,
                 InputFile.rawOption(\.raw),
@@ -170,7 +172,7 @@ enum SessionRuntimeChoice: CustomStringConvertible, Sendable {
 
 /// The session command's pieces, each from its options.
 enum SessionArguments {
-    /// The session's figures: id, context, reply timeout, long-running tools.
+    /// The session's figures: id, context, reply timeout, keep-alive interval, long-running tools.
     static func configuration(_ options: SessionCommand.Options) -> SessionConfiguration {
         var context = JSONObject()
         for (key, value) in options.context { context[key] = .string(value) }
@@ -179,6 +181,9 @@ enum SessionArguments {
         var configuration = SessionConfiguration(sessionId: sessionId, context: context, longRunningTools: Set(options.longRunningTools))
         if let seconds = options.replyTimeout {
             configuration.replyTimeout = .seconds(seconds)
+        }
+        if let seconds = options.keepAlive {
+            configuration.keepAliveInterval = .seconds(seconds)
         }
         if let seconds = options.webSocket.rotateAfter {
             configuration.rotateAfter = .seconds(seconds)
