@@ -140,6 +140,10 @@ import VoicePipeTestSupport
         (["--text", "x", "--url", "ws://127.0.0.1/ws", "--aws-sigv4", "presign"], 64, "no AWS region"),
         (["--text", "x", "--url", "ws://127.0.0.1/ws", "--aws-sigv4", "presign", "--aws-region", "us-east-1"], 64, "no AWS credentials"),
         (["--text", "x", "--url", "ws://127.0.0.1/ws", "--rotate-after", "0"], 64, "'--rotate-after' must be a number from 1 to 86400"),
+        (["--text", "x", "--keep-alive", "0"], 64, "'--keep-alive' must be a number from 0.1 to 3600"),
+        (["--text", "x", "--keep-alive", "-5"], 64, "'--keep-alive' must be a number from 0.1 to 3600"),
+        (["--text", "x", "--keep-alive", "inf"], 64, "'--keep-alive' must be a number from 0.1 to 3600"),
+        (["--text", "x", "--keep-alive", "nan"], 64, "'--keep-alive' must be a number from 0.1 to 3600"),
     ] as [([String], Int32, String)])
     func badWebSocketOptionsAreRefusedBeforeConnecting(arguments: [String], status: Int32, message: String) throws {
         let home = try TemporaryDirectory()

@@ -25,6 +25,7 @@ extension SessionCommand {
         var reconnectAttempts: Int?
         /// `--reconnect-hold`, in seconds.
         var reconnectHold: Double?
+        var keepAlive: Double?
         var longRunningTools: [String] = []
         var embeddedFault: EmbeddedRuntimeOptions.Misbehaviour?
         var raw: RawPCMFormat?
@@ -78,6 +79,7 @@ extension SessionCommand {
                         help: "After a dropped connection, try this many times to reconnect, waiting 0.5, 1, 2, 4, 8 s (default \(SessionArguments.defaultReconnectAttempts); 0 ends the session at a drop)."),
                 .option("reconnect-hold", "seconds", \.reconnectHold, .decimal(in: 0...60),
                         help: "Audio captured while reconnecting that is kept and sent on the new connection; older audio is dropped and counted (default 5)."),
+                .option("keep-alive", "seconds", \.keepAlive, .decimal(in: 0.1...3_600), help: "Send silence after this long with no audio sent, so the runtime does not close an idle session (default 40; AgentCore closes at 55 s idle, AWS suggests 30)."),
                 .repeated("long-running-tool", "name", \.longRunningTools, .text, help: "A tool that may take long: a turn that calls it gets 90 s (repeatable)."),
                 embeddedFaultOption,
                 InputFile.rawOption(\.raw),
@@ -184,7 +186,7 @@ enum SessionRuntimeChoice: CustomStringConvertible, Sendable {
 enum SessionArguments {
     /// Five attempts wait 0.5 + 1 + 2 + 4 + 8 s: a network back within about 15 s keeps the session.
     static let defaultReconnectAttempts = 5
-    /// The session's figures: id, context, reply timeout, long-running tools.
+    /// The session's figures: id, context, reply timeout, keep-alive interval, reconnection, long-running tools.
     static func configuration(_ options: SessionCommand.Options) -> SessionConfiguration {
         var context = JSONObject()
         for (key, value) in options.context { context[key] = .string(value) }
@@ -193,6 +195,9 @@ enum SessionArguments {
         var configuration = SessionConfiguration(sessionId: sessionId, context: context, longRunningTools: Set(options.longRunningTools))
         if let seconds = options.replyTimeout {
             configuration.replyTimeout = .seconds(seconds)
+        }
+        if let seconds = options.keepAlive {
+            configuration.keepAliveInterval = .seconds(seconds)
         }
         if let seconds = options.webSocket.rotateAfter {
             configuration.rotateAfter = .seconds(seconds)
