@@ -399,7 +399,7 @@ public final class SessionDriver: @unchecked Sendable {
             report(.transport(event), at: now)
             currentClosed = true
             apply(machine.transportClosed(reason.description, orderly: reason.isOrderly, retryable: reason.isRetryable, at: now))
-            reclaimUnwrittenTexts(from: transport, at: now)
+            reclaimUnwritten(from: transport, at: now)
         }
     }
 
@@ -471,7 +471,7 @@ public final class SessionDriver: @unchecked Sendable {
         switch event {
         case .closed:
             if let old = retiring.removeValue(forKey: connection) {
-                reclaimUnwrittenTexts(from: old, at: now)
+                reclaimUnwritten(from: old, at: now)
             }
         case .message, .oversizedMessage:
             handle(event, at: now)
@@ -486,7 +486,7 @@ public final class SessionDriver: @unchecked Sendable {
     /// After `connection` closed: the texts it took and never wrote (by the numbers the machine
     /// tagged them with) go back to the machine's queue, and the captured frames it never wrote
     /// go back to the machine, which sends them on the next connection or counts them as dropped.
-    private func reclaimUnwrittenTexts(from connection: any SessionTransport, at now: SessionInstant) {
+    private func reclaimUnwritten(from connection: any SessionTransport, at now: SessionInstant) {
         let unwritten = connection.takeUnwrittenMessages()
         let frames = unwritten.filter { $0.tag == Self.capturedFrameTag }.compactMap { message -> AudioFrame? in
             guard case .chunk(let chunk) = AudioChunkJSON.decode(message.text) else { return nil }
@@ -672,7 +672,7 @@ public final class SessionDriver: @unchecked Sendable {
             if case .transport(.closed(let reason), let connection) = input, connection == connectionNumber {
                 closeReason = reason
                 report(.transport(.closed(reason)), at: clock.now)
-                reclaimUnwrittenTexts(from: transport, at: clock.now)
+                reclaimUnwritten(from: transport, at: clock.now)
             }
         }
     }

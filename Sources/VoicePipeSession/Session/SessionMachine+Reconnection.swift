@@ -16,7 +16,6 @@ struct Reconnection: Sendable {
     var gate: VoiceGate
     var openTurn: Int?
     var awaitingReply: [Int]
-    var lastReplyEndedAt: SessionInstant?
     /// Captured frames for the new connection, oldest first, and their samples.
     var held: [AudioFrame] = []
     var heldSamples = 0
@@ -48,7 +47,7 @@ extension SessionMachine {
         }
         let delay = policy.delay(beforeAttempt: attempt, sessionId: configuration.sessionId)
         var reconnection = Reconnection(reason: reason, droppedAt: now, attempt: attempt, retryAt: now + delay, gate: live.gate,
-                                        openTurn: live.openTurn, awaitingReply: live.awaitingReply, lastReplyEndedAt: live.lastReplyEndedAt)
+                                        openTurn: live.openTurn, awaitingReply: live.awaitingReply)
         // Frames the closed transport refused, then any a rotation was holding: both go out on the new connection.
         let heldForRotation = live.rotation?.held.compactMap { held -> AudioFrame? in if case .frame(let frame) = held { frame } else { nil } } ?? []
         reconnection.held = live.refusedAtClose + heldForRotation
