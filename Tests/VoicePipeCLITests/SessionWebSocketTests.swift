@@ -53,6 +53,30 @@ import VoicePipeTestSupport
         #expect(headers.contains("Basic " + Data("agent:s3cret-password".utf8).base64EncodedString()))
     }
 
+    @Test func headersFromAFileAndAVariableReachTheServerAndNeverTheCommandLineOrAnyOutput() throws {
+        let directory = try TemporaryDirectory()
+        let log = directory.path("session.jsonl"), headerFile = directory.path("headers.txt")
+        try "# runtime credentials\nAuthorization: Bearer s3cret-file-token\r\nX-Tenant: acme\n".write(toFile: headerFile, atomically: true, encoding: .utf8)
+        let server = try RuntimeServer(["--pace", "fast"])
+        defer { server.stop() }
+        let result = try CommandRunner.run(["session", "--text", "hello", "--url", server.url + "/voice", "--header", "X-Inline: 1",
+                                            "--header", "@" + headerFile, "--header-env", "RUNTIME_AUTH", "--log", log],
+                                           environment: ["RUNTIME_AUTH": "X-Api-Key: s3cret-env-key\nX-Trace: 42"])
+        #expect(result.status == 0, "\(result)")
+        let logged = try String(contentsOfFile: log, encoding: .utf8)
+        for secret in ["s3cret-file-token", "s3cret-env-key"] {
+            #expect(!result.stdout.contains(secret) && !result.stderr.contains(secret) && !logged.contains(secret), "\(secret) leaked")
+        }
+        let connection = try #require(server.events(named: "connection").first)
+        let pairs = try #require(connection["headers"] as? [[String]])
+        let received = Dictionary(pairs.compactMap { $0.count == 2 ? ($0[0].lowercased(), $0[1]) : nil }, uniquingKeysWith: { first, _ in first })
+        #expect(received["x-inline"] == "1")
+        #expect(received["authorization"] == "Bearer s3cret-file-token")
+        #expect(received["x-tenant"] == "acme")
+        #expect(received["x-api-key"] == "s3cret-env-key")
+        #expect(received["x-trace"] == "42")
+    }
+
     @Test(arguments: ["presign", "header"])
     func aSigV4SignedSessionRunsAndAWrongSecretExits75WithTheStatus(placement: String) throws {
         let key = "AKIDVOICEPIPECLI", secret = "s3cretSecretAccessKeyForTheCLITest"
@@ -135,6 +159,13 @@ import VoicePipeTestSupport
         (["--text", "x", "--url", "ws://127.0.0.1/ws", "--stdio"], 64, "'--url' cannot be combined with '--stdio'"),
         (["--text", "x", "--url", "ws://127.0.0.1/ws", "--header", "no colon"], 64, "a header must be given as 'Name: value'"),
         (["--text", "x", "--url", "wss://127.0.0.1/ws", "--ca-file", "/nonexistent/ca.pem"], 66, "cannot read the CA file '/nonexistent/ca.pem'"),
+        (["--text", "x", "--url", "ws://127.0.0.1/ws", "--header", "@/nonexistent/headers"], 66, "cannot read the header file '/nonexistent/headers'"),
+        (["--text", "x", "--url", "ws://127.0.0.1/ws", "--header", "@"], 64, "'--header @' needs a file name after the '@'"),
+        (["--text", "x", "--url", "ws://127.0.0.1/ws", "--header", "@/etc/hostname"], 64, "the header file '/etc/hostname', line 1: a header must be given as 'Name: value'"),
+        (["--text", "x", "--url", "ws://127.0.0.1/ws", "--header-env", "VOICEPIPE_TEST_UNSET"], 64, "'--header-env VOICEPIPE_TEST_UNSET': the environment variable VOICEPIPE_TEST_UNSET is not set or empty"),
+        (["--text", "x", "--url", "ws://127.0.0.1/ws", "--header-env", "HOME"], 64, "'--header-env HOME', line 1: a header must be given as 'Name: value'"),
+        (["--text", "x", "--url", "ws://127.0.0.1/ws", "--header-env", "1BAD"], 64, "'--header-env' takes the name of an environment variable"),
+        (["--text", "x", "--header-env", "HOME"], 64, "'--header-env' applies to a WebSocket runtime"),
         (["--text", "x", "--url", "ws://127.0.0.1/ws", "--ca-file", "/etc/hostname"], 64, "'--ca-file' applies to a wss:// URL"),
         (["--text", "x", "--url", "ws://127.0.0.1/ws", "--aws-sigv4", "query"], 64, "'--aws-sigv4' must be presign or header, not 'query'"),
         (["--text", "x", "--url", "ws://127.0.0.1/ws", "--aws-sigv4", "presign"], 64, "no AWS region"),

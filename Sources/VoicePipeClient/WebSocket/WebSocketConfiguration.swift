@@ -69,6 +69,41 @@ public struct HTTPHeaderField: Sendable, Hashable, CustomStringConvertible {
 
     /// The name only: values often carry credentials.
     public var description: String { "\(name): …" }
+
+    /// The fields of a header list, as `--header @file` and `--header-env` read it: one
+    /// `Name: value` per line (LF or CRLF); blank lines and lines starting with `#` are skipped.
+    /// - Throws: ``HTTPHeaderListError`` naming the first bad line (1-based), or an empty list.
+    public static func parseList(_ text: String) throws(HTTPHeaderListError) -> [HTTPHeaderField] {
+        var fields = [HTTPHeaderField]()
+        var number = 0
+        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
+            number += 1
+            let line = String(rawLine).trimmingSpaceAndTab()
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            do {
+                fields.append(try HTTPHeaderField(parsing: line))
+            } catch {
+                throw .badLine(number, error)
+            }
+        }
+        guard !fields.isEmpty else { throw .empty }
+        return fields
+    }
+}
+
+/// Why a header list (a file or a variable of `Name: value` lines) cannot be used.
+public enum HTTPHeaderListError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A line that is not a header field, numbered from 1.
+    case badLine(Int, HTTPHeaderFieldError)
+    /// No header at all: only blank lines and comments, or nothing.
+    case empty
+
+    public var description: String {
+        switch self {
+        case .badLine(let number, let error): "line \(number): \(error)"
+        case .empty: "it holds no 'Name: value' line"
+        }
+    }
 }
 
 /// Why a text is not a usable header field.

@@ -23,7 +23,9 @@ struct SessionCommand: Command {
 
             --url talks to a runtime over a WebSocket instead (wss:// verified against the system's CAs,
             or --ca-file). Header values, the URL's query and its user:password@ never appear in the
-            timeline, the log or an error. --aws-sigv4 signs the handshake with the credentials AWS tools
+            timeline, the log or an error; a secret given with --header is in the command line, which every
+            user of the machine can read in ps and /proc, so --header @file reads 'Name: value' lines from
+            a file and --header-env NAME from an environment variable instead. --aws-sigv4 signs the handshake with the credentials AWS tools
             read (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN, else ~/.aws/credentials and
             AWS_PROFILE); --rotate-after moves the session to a fresh, re-signed connection at the first
             ready moment after that many seconds, losing no frame.
@@ -52,7 +54,8 @@ struct SessionCommand: Command {
                 "voicepipe session Samples/Audio/speech-48k-stereo-f32.wav --out reply.wav",
                 "voicepipe session --text 'what is my tyre pressure?' --context persona=Dana --context 'vehicle=2022 Model Y'",
                 "voicepipe session take.wav --runtime-command 'python3 runtime.py' --log session.jsonl --fast",
-                "voicepipe session take.wav --url wss://runtime.example.com/voice --header 'Authorization: Bearer $TOKEN'",
+                "voicepipe session take.wav --url wss://runtime.example.com/voice --header @runtime-headers.txt",
+                "RUNTIME_AUTH=\"Authorization: Bearer $(cat token)\" voicepipe session take.wav --url wss://runtime.example.com/voice --header-env RUNTIME_AUTH",
                 "voicepipe session take.wav --url 'wss://bedrock-agentcore.us-west-2.amazonaws.com/runtimes/<arn>/ws' --aws-sigv4 presign --rotate-after 420",
                 "voicepipe session take.wav --agentcore-runtime arn:aws:bedrock-agentcore:us-west-2:123456789012:runtime/my_agent-abc123 --qualifier DEFAULT",
                 "voicepipe session --mic default --speaker default",

@@ -56,7 +56,10 @@ struct WebSocketArguments: Sendable {
             urlOption,
             agentCoreOption,
         ] + agentCoreBindings + [
-            needsURL(.repeated("header", "'Name: value'", \.headers, headerValue, help: "Add a header to the WebSocket handshake (repeatable; never printed or logged).")),
+            needsURL(.repeated("header", "'Name: value'|@file", \.headers, headerValue,
+                               help: "Add a header to the WebSocket handshake, or every 'Name: value' line of a file (repeatable; never printed or logged).")),
+            needsURL(.repeated("header-env", "NAME", \.headers, headerVariableValue,
+                               help: "Add the 'Name: value' lines held in environment variable NAME (repeatable), keeping secrets off the command line.")),
             needsURL(.repeated("subprotocol", "name", \.subprotocols, subprotocolValue, help: "Offer this WebSocket subprotocol (repeatable, in order of preference).")),
             needsURL(caFileOption),
             needsURL(.option("connect-timeout", "seconds", \.connectTimeout, .decimal(in: 0.1...600), help: "Longest wait for the connection and handshake (default 10).")),
@@ -69,8 +72,15 @@ struct WebSocketArguments: Sendable {
         ]
     }
 
+    /// Where `--header` and `--header-env` take their fields from, resolved when connecting.
+    enum HeaderSource: Sendable {
+        case field(HTTPHeaderField)
+        case file(String)
+        case variable(String)
+    }
+
     var url: WebSocketURL?
-    var headers: [HTTPHeaderField] = []
+    var headers: [HeaderSource] = []
     var subprotocols: [String] = []
     var caFile: String?
     var connectTimeout: Double?
@@ -113,7 +123,7 @@ struct WebSocketArguments: Sendable {
             return nil
         }
         var configuration = WebSocketConfiguration(url: url)
-        configuration.headers = headers + agentCoreHeaders
+        configuration.headers = try Self.resolve(headers, environment: environment, command: command) + agentCoreHeaders
         configuration.subprotocols = subprotocols
         if let caFile {
             guard url.isSecure else { throw .usage("'\(Self.caFileOption.flag)' applies to a wss:// URL", command: command) }
@@ -138,14 +148,66 @@ struct WebSocketArguments: Sendable {
         }
     }
 
-    private static var headerValue: OptionValue<HTTPHeaderField> {
+    private static var headerValue: OptionValue<HeaderSource> {
         OptionValue { text, flag, command throws(CommandFailure) in
+            if text.hasPrefix("@") {
+                guard text.count > 1 else { throw .usage("'\(flag) @' needs a file name after the '@'", command: command) }
+                return .file(String(text.dropFirst()))
+            }
             do {
-                return try HTTPHeaderField(parsing: text)
+                return .field(try HTTPHeaderField(parsing: text))
             } catch {
                 throw .usage("'\(flag)': \(error)", command: command)
             }
         }
+    }
+
+    private static var headerVariableValue: OptionValue<HeaderSource> {
+        OptionValue { name, flag, command throws(CommandFailure) in
+            let isLetter = { (scalar: Unicode.Scalar) in scalar == "_" || ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) }
+            guard let first = name.unicodeScalars.first, isLetter(first),
+                  name.unicodeScalars.allSatisfy({ isLetter($0) || ("0"..."9").contains($0) }) else {
+                throw .usage("'\(flag)' takes the name of an environment variable (letters, digits and _, not starting with a digit), not '\(name)'", command: command)
+            }
+            return .variable(name)
+        }
+    }
+
+    /// The largest header file read; a bigger one is not a list of headers.
+    static let maximumHeaderFileSize = 64 << 10
+
+    /// The header fields, in the order given: files read and variables looked up now, so a
+    /// missing one is refused before connecting (a file that cannot be read is exit 66).
+    static func resolve(_ sources: [HeaderSource], environment: [String: String], command: String) throws(CommandFailure) -> [HTTPHeaderField] {
+        var fields = [HTTPHeaderField]()
+        for source in sources {
+            switch source {
+            case .field(let field):
+                fields.append(field)
+            case .file(let path):
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    throw CommandFailure("cannot read the header file '\(path)'", exitCode: .noInput)
+                }
+                guard data.count <= maximumHeaderFileSize else {
+                    throw .usage("the header file '\(path)' is larger than 64 KiB, which no list of headers is; check the path", command: command)
+                }
+                do {
+                    fields += try HTTPHeaderField.parseList(String(decoding: data, as: UTF8.self))
+                } catch {
+                    throw .usage("the header file '\(path)', \(error)", command: command)
+                }
+            case .variable(let name):
+                guard let text = environment[name], !text.isEmpty else {
+                    throw .usage("'--header-env \(name)': the environment variable \(name) is not set or empty", command: command)
+                }
+                do {
+                    fields += try HTTPHeaderField.parseList(text)
+                } catch {
+                    throw .usage("'--header-env \(name)', \(error)", command: command)
+                }
+            }
+        }
+        return fields
     }
 
     private static var subprotocolValue: OptionValue<String> {
