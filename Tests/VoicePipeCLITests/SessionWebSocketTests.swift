@@ -96,6 +96,56 @@ import VoicePipeTestSupport
         }
     }
 
+    /// A profile's credential_process whose credentials last 14 minutes, inside botocore's
+    /// 15-minute refresh window: every connection (the first and each rotation) signs with
+    /// credentials fetched for it, and the server accepts every handshake.
+    @Test func aCredentialProcessSignsEveryConnectionWithCredentialsFetchedForIt() throws {
+        let directory = try TemporaryDirectory()
+        let tone = Signals.int16(Signals.sine(frequency: 440, amplitude: 0.5, sampleRate: 16_000, frames: 16_000))
+        let samples = tone + [Int16](repeating: 0, count: 16_000 * 3 / 2) + tone
+        let input = try directory.file("two-turns.wav", Array(WAVBytes.pcm16(rate: 16_000, channels: 1, samples: samples)))
+        let key = "ASIAPROCESSCLI", secret = "s3cretProcessSecretAccessKey"
+        let script = """
+            #!/usr/bin/env python3
+            import datetime, json, os
+            runs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "runs")
+            with open(runs, "a") as log:
+                log.write("run\\n")
+            expiry = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(minutes=14)
+            print(json.dumps({"Version": 1, "AccessKeyId": "\(key)", "SecretAccessKey": "\(secret)",
+                              "Expiration": expiry.isoformat()}))
+            """
+        let process = try directory.file("credential-process", Array(script.utf8))
+        chmod(process, 0o755)
+        _ = try directory.file("config", Array("[profile voice]\ncredential_process = \(process) --profile voice\n".utf8))
+        let server = try RuntimeServer(["--pace", "fast", "--require-sigv4", "presign", "--aws-access-key-id", key, "--aws-secret-access-key", secret])
+        defer { server.stop() }
+        let result = try CommandRunner.run(["session", input, "--url", server.url + "/voice", "--rotate-after", "1", "--aws-sigv4", "presign", "--aws-region", "us-east-1"],
+                                           environment: ["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SESSION_TOKEN": "", "AWS_PROFILE": "voice",
+                                                         "AWS_SHARED_CREDENTIALS_FILE": directory.path("credentials"), "AWS_CONFIG_FILE": directory.path("config")])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains("credentials from the credential_process '\(process)' of the profile 'voice'"), "\(result)")
+        #expect(result.stdout.contains("rotated: the fresh connection took over after"), "\(result)")
+        let signatures = server.events(named: "sigv4")
+        #expect(signatures.count >= 2 && signatures.allSatisfy { ["1", "1.0", "true"].contains("\($0["accepted"] ?? "")") }, "\(signatures)")
+        // One run when the session starts (a failing process is heard before connecting), then one per connection.
+        let runs = try String(contentsOfFile: directory.path("runs"), encoding: .utf8).split(separator: "\n").count
+        #expect(runs == signatures.count + 1, "\(runs) runs for \(signatures.count) connections")
+    }
+
+    @Test func aFailingCredentialProcessIsRefusedBeforeConnectingWithItsOwnWords() throws {
+        let directory = try TemporaryDirectory()
+        let process = try directory.file("expired-login", Array("#!/bin/sh\necho 'the SSO session has expired; log in again' >&2\nexit 2\n".utf8))
+        chmod(process, 0o755)
+        _ = try directory.file("config", Array("[default]\ncredential_process = \(process) --token s3cret-arg\n".utf8))
+        let result = try CommandRunner.run(["session", "--text", "x", "--url", "ws://127.0.0.1:9/voice", "--aws-sigv4", "header", "--aws-region", "us-east-1"],
+                                           environment: ["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_PROFILE": "default",
+                                                         "AWS_SHARED_CREDENTIALS_FILE": directory.path("credentials"), "AWS_CONFIG_FILE": directory.path("config")])
+        #expect(result.status == 64, "\(result)")
+        #expect(result.stderr.contains("the credential_process '\(process)' of the AWS profile 'default' exited with status 2: the SSO session has expired; log in again"), "\(result)")
+        #expect(!result.stderr.contains("s3cret-arg") && !result.stdout.contains("s3cret-arg"))
+    }
+
     @Test func aRotationMidStreamAccountsForEveryFrame() throws {
         let directory = try TemporaryDirectory()
         // A tone, a pause of digital silence and a second tone: two turns, with quiet ready moments between.

@@ -86,10 +86,10 @@ struct AWSCredentialsTests {
 
     @Test func noCredentialsSaysWhereItLooked() throws {
         let home = try Self.home(with: nil)
-        let path = home.path(".aws/credentials")
+        let path = home.path(".aws/credentials"), config = home.path(".aws/config")
         let error = #expect(throws: AWSConfigurationError.self) { try AWSCredentials.resolve(environment: [:], homeDirectory: home.url.path) }
-        #expect(error == .noCredentials(file: path, partialVariable: nil))
-        #expect(error?.description == "no AWS credentials found: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set, and there is no credentials file at '\(path)'; set both variables, or run 'aws configure', or point AWS_SHARED_CREDENTIALS_FILE at your credentials file")
+        #expect(error == .noCredentials(file: path, configFile: config, partialVariable: nil))
+        #expect(error?.description == "no AWS credentials found: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set, and there is no credentials file at '\(path)' nor config file at '\(config)'; set both variables, or run 'aws configure', or point AWS_SHARED_CREDENTIALS_FILE (or AWS_CONFIG_FILE) at your file")
         let partial = #expect(throws: AWSConfigurationError.self) {
             try AWSCredentials.resolve(environment: ["AWS_ACCESS_KEY_ID": "AKIDENV"], homeDirectory: home.url.path)
         }
@@ -132,7 +132,7 @@ struct AWSCredentialsTests {
                 try AWSCredentials.resolve(environment: ["AWS_SHARED_CREDENTIALS_FILE": locked], homeDirectory: "/nonexistent")
             }
             #expect(denied?.code == .posix(EACCES))
-            #expect(denied?.message == "cannot read the AWS credentials file '\(locked)': permission denied")
+            #expect(denied?.message == "cannot read the AWS file '\(locked)': permission denied")
         }
     }
 

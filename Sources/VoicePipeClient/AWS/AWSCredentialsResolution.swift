@@ -4,52 +4,25 @@ import VoicePipeIO
 import VoicePipeProtocols
 
 /// Finding credentials where the AWS CLI keeps them: in the environment, or in the shared
-/// credentials file (reading a file is an effect, so this lives here rather than beside the type).
+/// credentials and config files (reading a file is an effect, so this lives here rather than
+/// beside the type).
 extension AWSCredentials {
     /// The shared credentials file's default location under the home directory.
     public static let defaultCredentialsFile = "~/.aws/credentials"
+    /// The shared config file's default location under the home directory.
+    public static let defaultConfigFile = "~/.aws/config"
 
-    /// Finds credentials the way the AWS CLI does for static keys: `AWS_ACCESS_KEY_ID` and
-    /// `AWS_SECRET_ACCESS_KEY` (with `AWS_SESSION_TOKEN`) when both are set and not empty, or else
-    /// the profile's section of the shared credentials file (`AWS_SHARED_CREDENTIALS_FILE`, by
-    /// default `~/.aws/credentials`).
-    /// - Parameters:
-    ///   - environment: the process environment (`ProcessInfo.processInfo.environment`).
-    ///   - homeDirectory: what a leading `~` stands for in the file's path.
-    ///   - profile: the profile to read; nil means `AWS_PROFILE`, or else `default`.
-    /// - Returns: the credentials; an empty session token counts as none.
-    /// - Throws: ``AWSConfigurationError`` saying where it looked and what to do.
+    /// The credentials ``AWSCredentialsProvider/resolve(environment:homeDirectory:profile:)``
+    /// finds, fetched now when they come from a `credential_process`.
     public static func resolve(environment: [String: String], homeDirectory: String, profile: String? = nil) throws(AWSConfigurationError) -> AWSCredentials {
-        let keyID = environment["AWS_ACCESS_KEY_ID"] ?? ""
-        let secret = environment["AWS_SECRET_ACCESS_KEY"] ?? ""
-        if !keyID.isEmpty, !secret.isEmpty {
-            return AWSCredentials(accessKeyID: keyID, secretAccessKey: secret, sessionToken: nonEmpty(environment["AWS_SESSION_TOKEN"]))
-        }
-        let configured = nonEmpty(environment["AWS_SHARED_CREDENTIALS_FILE"]) ?? defaultCredentialsFile
-        let path = expandingTilde(configured, homeDirectory: homeDirectory)
-        let profileName = nonEmpty(profile) ?? nonEmpty(environment["AWS_PROFILE"]) ?? "default"
-        guard let text = try readCredentialsFile(path) else {
-            let partial = !keyID.isEmpty ? "AWS_ACCESS_KEY_ID" : !secret.isEmpty ? "AWS_SECRET_ACCESS_KEY" : nil
-            throw .noCredentials(file: path, partialVariable: partial)
-        }
-        let profiles = try SharedCredentialsFile.parse(text, path: path)
-        guard let section = profiles.sections[profileName] else {
-            throw .profileNotFound(profile: profileName, file: path, available: profiles.order)
-        }
-        guard let fileKeyID = nonEmpty(section["aws_access_key_id"]) else {
-            throw .incompleteProfile(profile: profileName, file: path, missing: "aws_access_key_id")
-        }
-        guard let fileSecret = nonEmpty(section["aws_secret_access_key"]) else {
-            throw .incompleteProfile(profile: profileName, file: path, missing: "aws_secret_access_key")
-        }
-        return AWSCredentials(accessKeyID: fileKeyID, secretAccessKey: fileSecret, sessionToken: nonEmpty(section["aws_session_token"]))
+        try AWSCredentialsProvider.resolve(environment: environment, homeDirectory: homeDirectory, profile: profile).credentials(at: time(nil))
     }
 
     /// The largest credentials file read; a bigger one is not a credentials file.
     static let maximumFileSize = 1 << 20
 
     /// The file's text, or nil when nothing exists at `path`.
-    private static func readCredentialsFile(_ path: String) throws(AWSConfigurationError) -> String? {
+    static func readCredentialsFile(_ path: String) throws(AWSConfigurationError) -> String? {
         let descriptor: Int32
         do {
             descriptor = try SystemFile.openForReading(path)
@@ -76,20 +49,81 @@ extension AWSCredentials {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    private static func expandingTilde(_ path: String, homeDirectory: String) -> String {
+    static func expandingTilde(_ path: String, homeDirectory: String) -> String {
         if path == "~" { return homeDirectory }
         guard path.hasPrefix("~/") else { return path }
         let home = homeDirectory.hasSuffix("/") ? String(homeDirectory.dropLast()) : homeDirectory
         return home + path.dropFirst()
     }
 
-    private static func nonEmpty(_ value: String?) -> String? {
+    static func nonEmpty(_ value: String?) -> String? {
         guard let value, !value.isEmpty else { return nil }
         return value
     }
 }
 
-/// The INI text of `~/.aws/credentials`, read as the AWS CLI's parser reads it for static keys:
+extension AWSCredentialsProvider {
+    /// Finds credentials the way the AWS CLI does for keys and processes:
+    /// 1. `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` (with `AWS_SESSION_TOKEN`) when both
+    ///    are set and not empty;
+    /// 2. the profile's static keys in the shared credentials file (`AWS_SHARED_CREDENTIALS_FILE`,
+    ///    by default `~/.aws/credentials`);
+    /// 3. the profile's `credential_process`, from the credentials file or else the config file
+    ///    (`AWS_CONFIG_FILE`, by default `~/.aws/config`, where profiles are `[profile name]` and
+    ///    `[default]`), run when first asked for and again before its credentials expire;
+    /// 4. the profile's static keys in the config file.
+    /// - Parameters:
+    ///   - environment: the process environment (`ProcessInfo.processInfo.environment`).
+    ///   - homeDirectory: what a leading `~` stands for in the files' paths.
+    ///   - profile: the profile to read; nil means `AWS_PROFILE`, or else `default`.
+    /// - Throws: ``AWSConfigurationError`` saying where it looked and what to do; nothing is run yet.
+    public static func resolve(environment: [String: String], homeDirectory: String, profile: String? = nil) throws(AWSConfigurationError) -> AWSCredentialsProvider {
+        typealias Files = AWSCredentials
+        let keyID = environment["AWS_ACCESS_KEY_ID"] ?? ""
+        let secret = environment["AWS_SECRET_ACCESS_KEY"] ?? ""
+        if !keyID.isEmpty, !secret.isEmpty {
+            let credentials = AWSCredentials(accessKeyID: keyID, secretAccessKey: secret, sessionToken: Files.nonEmpty(environment["AWS_SESSION_TOKEN"]))
+            return AWSCredentialsProvider(credentials, source: .environment)
+        }
+        let credentialsPath = Files.expandingTilde(Files.nonEmpty(environment["AWS_SHARED_CREDENTIALS_FILE"]) ?? Files.defaultCredentialsFile, homeDirectory: homeDirectory)
+        let configPath = Files.expandingTilde(Files.nonEmpty(environment["AWS_CONFIG_FILE"]) ?? Files.defaultConfigFile, homeDirectory: homeDirectory)
+        let profileName = Files.nonEmpty(profile) ?? Files.nonEmpty(environment["AWS_PROFILE"]) ?? "default"
+        let credentialsText = try Files.readCredentialsFile(credentialsPath)
+        let configText = try Files.readCredentialsFile(configPath)
+        if credentialsText == nil && configText == nil {
+            let partial = !keyID.isEmpty ? "AWS_ACCESS_KEY_ID" : !secret.isEmpty ? "AWS_SECRET_ACCESS_KEY" : nil
+            throw .noCredentials(file: credentialsPath, configFile: configPath, partialVariable: partial)
+        }
+        let credentialsProfiles = try credentialsText.map { (text) throws(AWSConfigurationError) in try SharedCredentialsFile.parse(text, path: credentialsPath) }
+        let configProfiles = try configText.map { (text) throws(AWSConfigurationError) in try SharedCredentialsFile.parse(text, path: configPath).configProfiles }
+        let fromCredentials = credentialsProfiles?.sections[profileName]
+        let fromConfig = configProfiles?.sections[profileName]
+        guard fromCredentials != nil || fromConfig != nil else {
+            var available = credentialsProfiles?.order ?? []
+            for name in configProfiles?.order ?? [] where !available.contains(name) { available.append(name) }
+            throw .profileNotFound(profile: profileName, file: credentialsText != nil ? credentialsPath : configPath, available: available)
+        }
+        func staticKeys(_ section: [String: String]?) -> AWSCredentials? {
+            guard let keyID = Files.nonEmpty(section?["aws_access_key_id"]), let secret = Files.nonEmpty(section?["aws_secret_access_key"]) else { return nil }
+            return AWSCredentials(accessKeyID: keyID, secretAccessKey: secret, sessionToken: Files.nonEmpty(section?["aws_session_token"]))
+        }
+        if let credentials = staticKeys(fromCredentials) {
+            return AWSCredentialsProvider(credentials, source: .credentialsFile(path: credentialsPath, profile: profileName))
+        }
+        if let command = Files.nonEmpty(fromCredentials?["credential_process"]) ?? Files.nonEmpty(fromConfig?["credential_process"]) {
+            let process = try AWSCredentialProcess(command: command, profile: profileName)
+            return AWSCredentialsProvider(source: .process(profile: profileName, program: process.program)) { () throws(AWSConfigurationError) in try process.fetch() }
+        }
+        if let credentials = staticKeys(fromConfig) {
+            return AWSCredentialsProvider(credentials, source: .configFile(path: configPath, profile: profileName))
+        }
+        let (section, path) = fromCredentials.map { ($0, credentialsPath) } ?? (fromConfig ?? [:], configPath)
+        let missing = Files.nonEmpty(section["aws_access_key_id"]) == nil ? "aws_access_key_id" : "aws_secret_access_key"
+        throw .incompleteProfile(profile: profileName, file: path, missing: missing)
+    }
+}
+
+/// The INI text of `~/.aws/credentials` (and `~/.aws/config`), read as the AWS CLI's parser reads it for static keys:
 /// `[name]` starts a profile; `name = value` (or `name: value`) lines set a key, whose name is
 /// compared without regard to case; lines starting with `#` or `;` are comments; blank lines are
 /// skipped; surrounding spaces are trimmed. A later key or section of the same name wins.
@@ -102,9 +136,34 @@ enum SharedCredentialsFile {
         var sections: [String: [String: String]] = [:]
         /// The profile names in the order they first appear.
         var order: [String] = []
+
+        /// The profiles of a config file, where a profile's section is `[profile name]`, or
+        /// `[default]`; other sections (`[sso-session …]`, `[services …]`) are not profiles.
+        var configProfiles: Profiles {
+            var profiles = Profiles()
+            for section in order {
+                let name: String
+                if section == "default" {
+                    name = "default"
+                } else if section.hasPrefix("profile "), case let stripped = String(section.dropFirst("profile ".count).drop(while: { $0 == " " || $0 == "\t" })), !stripped.isEmpty {
+                    name = stripped
+                } else {
+                    continue
+                }
+                if profiles.sections[name] == nil { profiles.order.append(name) }
+                // `[profile default]` wins over `[default]`, as in botocore.
+                if section == "default", profiles.sections[name] != nil { continue }
+                profiles.sections[name] = sections[section]
+            }
+            return profiles
+        }
     }
 
     static func parse(_ text: String, path: String) throws(AWSConfigurationError) -> Profiles {
+        try parseSections(text, path: path)
+    }
+
+    private static func parseSections(_ text: String, path: String) throws(AWSConfigurationError) -> Profiles {
         var profiles = Profiles()
         var current: String?
         var number = 0

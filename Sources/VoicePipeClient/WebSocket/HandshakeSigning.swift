@@ -13,15 +13,22 @@ public struct HandshakeSigning: Sendable {
 
     public let placement: Placement
     public let signer: SigV4Signer
-    public let credentials: AWSCredentials
+    /// Gives the credentials for each handshake: fixed ones, or temporary ones fetched again
+    /// before they expire.
+    public let credentials: AWSCredentialsProvider
     /// Seconds a presigned request stays valid.
     public let expires: Int
 
-    public init(placement: Placement, signer: SigV4Signer, credentials: AWSCredentials, expires: Int = SigV4Signer.defaultExpires) {
+    public init(placement: Placement, signer: SigV4Signer, credentials: AWSCredentialsProvider, expires: Int = SigV4Signer.defaultExpires) {
         self.placement = placement
         self.signer = signer
         self.credentials = credentials
         self.expires = expires
+    }
+
+    /// Signing with credentials that never change.
+    public init(placement: Placement, signer: SigV4Signer, credentials: AWSCredentials, expires: Int = SigV4Signer.defaultExpires) {
+        self.init(placement: placement, signer: signer, credentials: AWSCredentialsProvider(credentials), expires: expires)
     }
 
     /// `configuration` with its handshake signed for `unixTime`: the URL's query replaced by the
@@ -30,6 +37,7 @@ public struct HandshakeSigning: Sendable {
         let url = configuration.url
         let request = SigV4Request(host: url.hostHeader, path: url.path, query: SigV4Request.decodeQuery(url.query ?? ""))
         let time = try SigV4Timestamp(unixSeconds: Int64(unixTime))
+        let credentials = try self.credentials.credentials(at: unixTime)
         var signed = configuration
         switch placement {
         case .presign:

@@ -4,21 +4,29 @@ import VoicePipeCore
 /// file that cannot be read. No case holds a secret key or session token, so the sentences are
 /// safe to print and log.
 public enum AWSConfigurationError: SystemCodedError, Sendable, Hashable {
-    /// Neither the environment nor the shared credentials file holds credentials.
+    /// Neither the environment nor the shared credentials and config files hold credentials.
     /// - Parameters:
     ///   - file: the credentials file that was looked for and does not exist.
+    ///   - configFile: the config file that was looked for and does not exist.
     ///   - partialVariable: the one of `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY` that is set
     ///     without the other, if any.
-    case noCredentials(file: String, partialVariable: String?)
-    /// The credentials file has no section for the profile.
+    case noCredentials(file: String, configFile: String, partialVariable: String?)
+    /// Neither file has a section for the profile.
     case profileNotFound(profile: String, file: String, available: [String])
-    /// The profile's section lacks a key VoicePipe needs (it signs with static keys only).
+    /// The profile has neither both static keys nor a `credential_process`.
     case incompleteProfile(profile: String, file: String, missing: String)
-    /// The credentials file exists but cannot be read.
+    /// A credentials or config file exists but cannot be read.
     case unreadableFile(path: String, reason: String, code: SystemErrorCode?)
-    /// A line of the credentials file is neither a `[profile]` header, a `key = value` pair
-    /// inside a section, nor a comment. Only the line number is kept, as the line may hold a secret.
+    /// A line of a credentials or config file is neither a `[profile]` header, a `key = value`
+    /// pair inside a section, nor a comment. Only the line number is kept, as the line may hold a secret.
     case malformedFile(path: String, line: Int)
+    /// The profile's `credential_process` could not run, failed, or printed no usable credentials.
+    /// - Parameters:
+    ///   - program: the command's first word only (its arguments may hold a secret).
+    ///   - reason: what went wrong, with the program's own error output when it failed.
+    case credentialProcessFailed(profile: String, program: String, reason: String)
+    /// Temporary credentials that have expired and could not be replaced by fresh ones.
+    case credentialsExpired(profile: String, expiredAt: String)
     /// No region was given and none is in `AWS_REGION` or `AWS_DEFAULT_REGION`.
     case noRegion
     /// The region or service cannot go into a credential scope.
@@ -35,26 +43,31 @@ public enum AWSConfigurationError: SystemCodedError, Sendable, Hashable {
 
     public var message: String {
         switch self {
-        case .noCredentials(let file, let partialVariable):
+        case .noCredentials(let file, let configFile, let partialVariable):
             let variables = switch partialVariable {
             case "AWS_ACCESS_KEY_ID": "AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not"
             case "AWS_SECRET_ACCESS_KEY": "AWS_SECRET_ACCESS_KEY is set but AWS_ACCESS_KEY_ID is not"
             default: "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set"
             }
-            return "no AWS credentials found: \(variables), and there is no credentials file at '\(file)'; "
-                + "set both variables, or run 'aws configure', or point AWS_SHARED_CREDENTIALS_FILE at your credentials file"
+            return "no AWS credentials found: \(variables), and there is no credentials file at '\(file)' nor config file at '\(configFile)'; "
+                + "set both variables, or run 'aws configure', or point AWS_SHARED_CREDENTIALS_FILE (or AWS_CONFIG_FILE) at your file"
         case .profileNotFound(let profile, let file, let available):
             let known = available.isEmpty ? "it has no profiles" : "it has " + available.map { "'\($0)'" }.joined(separator: ", ")
             return "the AWS profile '\(profile)' is not in '\(file)' (\(known)); set AWS_PROFILE to one of them or add the profile"
         case .incompleteProfile(let profile, let file, let missing):
-            return "the AWS profile '\(profile)' in '\(file)' has no \(missing); VoicePipe signs with static keys only, "
-                + "so add aws_access_key_id and aws_secret_access_key to it, or export temporary credentials "
+            return "the AWS profile '\(profile)' in '\(file)' has no \(missing); VoicePipe signs with static keys or a credential_process, "
+                + "so add aws_access_key_id and aws_secret_access_key, or credential_process, to it, or export temporary credentials "
                 + "(for example with 'aws configure export-credentials --format env')"
         case .unreadableFile(let path, let reason, _):
-            return "cannot read the AWS credentials file '\(path)': \(reason)"
+            return "cannot read the AWS file '\(path)': \(reason)"
         case .malformedFile(let path, let line):
-            return "line \(line) of the AWS credentials file '\(path)' is not a [profile] header, a 'name = value' line "
+            return "line \(line) of the AWS file '\(path)' is not a [profile] header, a 'name = value' line "
                 + "inside a profile, or a comment; correct it"
+        case .credentialProcessFailed(let profile, let program, let reason):
+            return "the credential_process '\(program)' of the AWS profile '\(profile)' \(reason)"
+        case .credentialsExpired(let profile, let expiredAt):
+            return "the temporary AWS credentials of the profile '\(profile)' expired at \(expiredAt) and its credential_process gave no fresh ones; "
+                + "renew them (for example by logging in again) and start the session again"
         case .noRegion:
             return "no AWS region: pass --aws-region or set AWS_REGION (or AWS_DEFAULT_REGION)"
         case .invalidScope(let name, let value):

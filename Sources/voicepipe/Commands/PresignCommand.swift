@@ -38,8 +38,8 @@ struct PresignCommand: Command {
             Prints the URL and nothing else: wss://bedrock-agentcore.<region>.amazonaws.com/runtimes/<ARN>/ws
             with the qualifier, the session id (X-Amzn-Bedrock-AgentCore-Runtime-Session-Id) and the SigV4
             query parameters, signed for the ARN's region and bedrock-agentcore with the credentials AWS tools
-            read (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN, else ~/.aws/credentials and
-            AWS_PROFILE), as AWS's bedrock-agentcore SDK's generate_presigned_url builds it. Anyone holding
+            read (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN, else AWS_PROFILE's keys in
+            ~/.aws/credentials, its credential_process, refreshed before expiry, or its keys in ~/.aws/config), as AWS's bedrock-agentcore SDK's generate_presigned_url builds it. Anyone holding
             the URL can open the session until it expires, so hand it only to the client that needs it.
             """,
             examples: [
@@ -63,12 +63,14 @@ struct PresignCommand: Command {
     func run() throws(CommandFailure) -> ExitCode {
         let environment = ProcessInfo.processInfo.environment
         let runtime = try WebSocketArguments.agentCoreRuntime(arn: options.arn ?? "", qualifier: options.qualifier, region: options.region, command: Self.name)
-        let (signer, credentials) = try WebSocketArguments.signer(region: runtime.region, service: AgentCoreRuntime.service, environment: environment,
+        let (signer, provider) = try WebSocketArguments.signer(region: runtime.region, service: AgentCoreRuntime.service, environment: environment,
                                                                   homeDirectory: NSHomeDirectory(), command: Self.name)
         do {
+            let now = time(nil)
+            let credentials = try provider.credentials(at: now)
             let url = try runtime.presignedURL(sessionId: options.sessionId ?? AgentCoreRuntime.makeSessionId(),
                                                endpoint: WebSocketArguments.endpoint(options.endpointURL, environment: environment),
-                                               signer: signer, credentials: credentials, at: try SigV4Timestamp(unixSeconds: Int64(time(nil))),
+                                               signer: signer, credentials: credentials, at: try SigV4Timestamp(unixSeconds: Int64(now)),
                                                expires: options.expires ?? SigV4Signer.defaultExpires)
             print(url)
             return .success

@@ -162,7 +162,7 @@ enum SessionRuntimeChoice: CustomStringConvertible, Sendable {
         case .standardStreams: "the runtime on standard input and output"
         case .command(let line): "the runtime '\(line)'"
         case .webSocket(let connector):
-            "the runtime at \(connector.configuration.url)" + (connector.signing.map { " (SigV4, \($0.placement.rawValue))" } ?? "")
+            "the runtime at \(connector.configuration.url)" + (connector.signing.map { " (SigV4, \($0.placement.rawValue), credentials from \($0.credentials.source))" } ?? "")
         }
     }
 

@@ -26,8 +26,8 @@ struct SessionCommand: Command {
             timeline, the log or an error; a secret given with --header is in the command line, which every
             user of the machine can read in ps and /proc, so --header @file reads 'Name: value' lines from
             a file and --header-env NAME from an environment variable instead. --aws-sigv4 signs the handshake with the credentials AWS tools
-            read (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN, else ~/.aws/credentials and
-            AWS_PROFILE); --rotate-after moves the session to a fresh, re-signed connection at the first
+            read (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN, else AWS_PROFILE's keys in
+            ~/.aws/credentials, its credential_process, refreshed before expiry, or its keys in ~/.aws/config); --rotate-after moves the session to a fresh, re-signed connection at the first
             ready moment after that many seconds, losing no frame.
 
             --agentcore-runtime talks to an Amazon Bedrock AgentCore runtime: the URL comes from the ARN

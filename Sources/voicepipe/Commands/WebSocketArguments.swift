@@ -247,13 +247,16 @@ struct WebSocketArguments: Sendable {
     }
 
     /// The signer for `region` (else AWS_REGION, AWS_DEFAULT_REGION) and `service` and the
-    /// credentials AWS tools read; a credentials file that cannot be read is exit 66, the rest usage.
+    /// credentials AWS tools read, fetched once now so a failing `credential_process` is heard
+    /// before connecting; a credentials file that cannot be read is exit 66, the rest usage.
     static func signer(region: String?, service: String?, environment: [String: String], homeDirectory: String,
-                       command: String) throws(CommandFailure) -> (SigV4Signer, AWSCredentials) {
+                       command: String) throws(CommandFailure) -> (SigV4Signer, AWSCredentialsProvider) {
         do {
             let region = try AWSRegion.resolve(explicit: region, environment: environment)
             let signer = try SigV4Signer(region: region, service: service ?? SigV4Signer.defaultService)
-            return (signer, try AWSCredentials.resolve(environment: environment, homeDirectory: homeDirectory))
+            let provider = try AWSCredentialsProvider.resolve(environment: environment, homeDirectory: homeDirectory)
+            _ = try provider.credentials(at: time(nil))
+            return (signer, provider)
         } catch {
             if case .unreadableFile = error { throw CommandFailure(error.message, exitCode: .noInput) }
             throw .usage(error.message, command: command)
