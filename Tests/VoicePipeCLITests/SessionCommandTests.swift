@@ -67,6 +67,64 @@ struct SessionCommandTests {
     /// `--record`: one stereo 16 kHz file; the left channel is exactly what the capture path sent
     /// (the sample through `convert`), the right is the reply as played, at 16 kHz, from the
     /// moment it arrived: after the speech ended, as long as the reply (2/3 of its 24 kHz samples).
+    /// `--json`: nothing but one object on stdout (or on stderr when stdout carries the reply),
+    /// its figures the session's own.
+    @Test func withJSONTheSummaryIsOneObjectAndNothingElse() throws {
+        let directory = try TemporaryDirectory()
+        let reply = directory.path("reply.wav")
+        let sample = CommandRunner.sample("speech-8k-mono-s16.wav")
+        let result = try CommandRunner.run(["session", sample, "--text", "and a typed one", "--fast", "--out", reply, "--session-id", "s-json", "--json"])
+        #expect(result.status == 0, "\(result)")
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == 1, "\(result.stdout)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+        #expect(object["version"] as? Int == 1)
+        #expect(object["sessionId"] as? String == "s-json")
+        #expect(object["status"] as? String == "ok")
+        #expect(object["exitStatus"] as? Int == 0)
+        #expect(object["input"] as? String == "'\(sample)'")
+        let turns = try #require(object["turns"] as? [[String: Any]])
+        #expect(turns.first?["kind"] as? String == "text" && turns.dropFirst().allSatisfy { $0["kind"] as? String == "voice" } && turns.count >= 2)
+        let latencies = try #require(object["turnLatencies"] as? [Double])
+        #expect(latencies == turns.compactMap { $0["latencySeconds"] as? Double })
+        #expect(latencies.count >= 2 && latencies.allSatisfy { $0 > 0 && $0 < 5 })
+        let spread = try #require(object["turnLatency"] as? [String: Double])
+        #expect(spread["max"] == latencies.max())
+        let replyObject = try #require(object["reply"] as? [String: Any])
+        let (_, played) = try AudioFiles.read(reply, as: Float.self)
+        #expect(replyObject["seconds"] as? Double == (Double(played.count) / 24).rounded() / 1000)
+        #expect(result.stderr.isEmpty, "\(result.stderr)")
+
+        let toStandardOutput = try CommandRunner.run(["session", "--text", "hello", "--out", "-", "--json", "--session-id", "s-json-2"])
+        #expect(toStandardOutput.status == 0)
+        let errorLines = toStandardOutput.stderr.split(separator: "\n")
+        #expect(errorLines.count == 1 && errorLines[0].hasPrefix(#"{"version":1,"sessionId":"s-json-2","status":"ok""#), "\(toStandardOutput.stderr)")
+    }
+
+    /// Ten answered turns: the summary gives their distribution on one line, not ten figures.
+    @Test func pastEightTurnsTheSummaryGivesTheLatencyDistribution() throws {
+        let result = try CommandRunner.run(["session"] + (1...10).flatMap { ["--text", "turn \($0)"] })
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains("turn latency over 10 answered turns: median "), "\(result.stdout)")
+        #expect(result.stdout.contains(" max ") && result.stdout.contains("--json gives each turn's"))
+        #expect(!result.stdout.contains("turn latency: turn 1"))
+    }
+
+    /// `--keep-alive` reaches the session: a typed session (nothing captured to send) sends a
+    /// keep-alive silence every interval while it is idle, none at the default 40 s.
+    @Test func theKeepAliveIntervalGivenIsTheOneTheSessionKeeps() throws {
+        func keepAlives(_ arguments: [String]) throws -> (count: Int, duration: Double) {
+            let result = try CommandRunner.run(["session", "--text", "hello", "--json"] + arguments)
+            #expect(result.status == 0, "\(result)")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+            let sent = try #require(object["audioSent"] as? [String: Any])
+            return (try #require(sent["keepAlives"] as? Int), try #require(object["durationSeconds"] as? Double))
+        }
+        let frequent = try keepAlives(["--keep-alive", "0.1"])
+        #expect(frequent.count >= 3 && Double(frequent.count) <= frequent.duration / 0.1 + 1, "\(frequent)")
+        #expect(try keepAlives([]).count == 0)
+    }
+
     @Test func theRecordingHoldsTheCapturedAudioExactlyOnTheLeftAndTheReplyAfterItOnTheRight() throws {
         let directory = try TemporaryDirectory()
         let recording = directory.path("both.wav"), reply = directory.path("reply.wav"), captured = directory.path("captured.wav")

@@ -478,7 +478,7 @@ struct SessionRuleTests {
         #expect(actions.contains(.send(.sessionEnd)))
     }
 
-    @Test func percentilesUseTheNearestRank() {
+    @Test func percentilesUseTheNearestRank() throws {
         var script = SessionScript()
         script.connectAndOpen()
         var instant = SessionInstant.origin
@@ -495,6 +495,46 @@ struct SessionRuleTests {
         #expect(script.machine.latencies.count == 20)
         #expect(script.machine.medianLatency == .milliseconds(100))
         #expect(script.machine.p95Latency == .milliseconds(190))
+        let spread = try #require(script.machine.latencyDistribution)
+        #expect([spread.count] == [20])
+        #expect([spread.median, spread.p90, spread.p95, spread.p99, spread.max] == [100, 180, 190, 200, 200].map { .milliseconds($0) })
+
+        // Past eight answered turns the summary gives the distribution on one line, not twenty figures.
+        let summary = SessionTimeline.summary(of: script.machine, duration: .seconds(30))
+        #expect(summary.contains("turn latency over 20 answered turns: median 0.100 s, p90 0.180 s, p95 0.190 s, max 0.200 s (end of speech to first reply audio; --json gives each turn's)"), "\(summary)")
+        #expect(!summary.contains { $0.contains("turn 1 ") })
+        // The JSON keeps every turn's figure raw, in turn order, beside the same distribution.
+        let json = SessionSummary.json(of: script.machine, duration: .seconds(30))
+        #expect(json["turnLatencies"] == .array((1...20).map { .number(Double($0) / 100) }))
+        #expect(JSONWriter.string(json["turnLatency"] ?? .null) == #"{"count":20,"median":0.1,"p90":0.18,"p95":0.19,"p99":0.2,"max":0.2}"#)
+    }
+
+    @Test func aShortSessionsSummaryListsEachTurnAndItsJSONHasTheDocumentedShape() throws {
+        var script = SessionScript()
+        script.connectAndOpen()
+        let spoken = script.frames(SessionScript.voice, count: 25, from: .origin)
+        script.frames(SessionScript.room, count: 16, from: spoken)
+        script.receive(.audioChunk(Self.reply), at: .ms(1_900))
+        script.run { $0.playbackDrained(at: .ms(2_000)) }
+        script.run { $0.tick(at: .ms(2_300)) }
+        try script.type("one", at: .seconds(3))
+        script.receive(.audioChunk(Self.reply), at: .ms(3_250))
+        script.run { $0.playbackDrained(at: .ms(3_300)) }
+        script.run { $0.tick(at: .ms(3_600)) }
+        let summary = SessionTimeline.summary(of: script.machine, duration: .seconds(4))
+        #expect(summary.contains("turn latency: turn 1 1.100 s, turn 2 0.250 s"), "\(summary)")
+        var json = SessionSummary.json(of: script.machine, duration: .seconds(4))
+        #expect(json["sessionId"] == .string(script.machine.configuration.sessionId))
+        json["sessionId"] = nil
+        // Still connected: the session has not ended, so it is reported as stopped, not ok.
+        #expect(JSONWriter.string(.object(json)) == """
+            {"version":1,"status":"stopped","failure":"stopped ready","failureKind":"stopped","durationSeconds":4,\
+            "turns":[{"number":1,"kind":"voice","speechSeconds":0.8,"latencySeconds":1.1},{"number":2,"kind":"text","speechSeconds":null,"latencySeconds":0.25}],\
+            "turnLatencies":[1.1,0.25],"turnLatency":{"count":2,"median":0.25,"p90":1.1,"p95":1.1,"p99":1.1,"max":1.1},\
+            "audioSent":{"seconds":1.312,"frames":41,"keepAlives":0,"framesDropped":0},"audioReceived":{"seconds":0.04,"chunks":2},\
+            "interruptions":0,"toolCalls":{"count":0,"overBudget":0,"unpaired":0},\
+            "reconnections":{"count":0,"framesHeld":0,"framesDroppedWhileAway":0,"repliesCut":0},"typedTextsNeverSent":0}
+            """)
     }
 
     // MARK: Ending

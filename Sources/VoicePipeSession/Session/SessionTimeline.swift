@@ -99,6 +99,9 @@ public enum SessionTimeline {
         return line
     }
 
+    /// Past this many answered turns the summary gives the latency distribution, not each turn's.
+    public static let maximumTurnsListed = 8
+
     /// The summary printed when the session is over.
     public static func summary(of machine: SessionMachine, duration: Duration) -> [String] {
         var lines = [String]()
@@ -124,12 +127,15 @@ public enum SessionTimeline {
         let answered = turns.filter { $0.latency != nil }
         if answered.isEmpty {
             lines.append("turn latency: no turn was answered with audio")
-        } else {
+        } else if answered.count <= maximumTurnsListed {
             let each = answered.compactMap { turn in turn.latency.map { "turn \(turn.number) \(seconds($0))" } }
             lines.append("turn latency: " + each.joined(separator: ", "))
             if let median = machine.medianLatency, let p95 = machine.p95Latency {
                 lines.append("turn latency median \(seconds(median)), p95 \(seconds(p95)) (end of speech to first reply audio)")
             }
+        } else if let spread = LatencyDistribution(answered.compactMap(\.latency)) {
+            lines.append("turn latency over \(spread.count) answered turns: median \(seconds(spread.median)), p90 \(seconds(spread.p90)), "
+                + "p95 \(seconds(spread.p95)), max \(seconds(spread.max)) (end of speech to first reply audio; --json gives each turn's)")
         }
         let tools = machine.toolCalls
         if !tools.isEmpty {

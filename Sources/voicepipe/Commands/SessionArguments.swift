@@ -87,6 +87,7 @@ extension SessionCommand {
                 fastFlag,
                 stdioFlag,
                 SummaryOptions.quietFlag.within(\.summary),
+                SummaryOptions.jsonFlag.within(\.summary),
             ]
         }
 
@@ -324,6 +325,18 @@ enum SessionArguments {
 
     /// 0 for a session that ended cleanly; 75 when the runtime failed or timed out; 74 when the
     /// reply audio or the input could not be read or written.
+    /// `--json`'s object: the session's summary (``SessionSummary``) with the input, the reply
+    /// audio written or played and the exit status.
+    static func summaryObject(_ report: SessionReport, input: String?, exitCode: ExitCode) -> JSONObject {
+        var object = SessionSummary.json(of: report.machine, duration: report.finishedAt - report.startedAt)
+        object["input"] = input.map { .string(InputFile.name($0)) } ?? .null
+        object["reply"] = .object(["output": .string(report.outputName),
+                                   "seconds": .seconds(report.outputFrames, rate: report.outputSampleRate)])
+        if report.captureFramesDropped > 0 { object["microphoneFramesDropped"] = .number(Double(report.captureFramesDropped)) }
+        object["exitStatus"] = .number(Double(exitCode.rawValue))
+        return object
+    }
+
     static func exitCode(for report: SessionReport) -> ExitCode {
         if report.playbackError != nil || !report.captureProblems.isEmpty { return .ioError }
         return report.endedCleanly ? .success : .temporaryFailure

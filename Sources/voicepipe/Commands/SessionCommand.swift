@@ -41,7 +41,9 @@ struct SessionCommand: Command {
             The timeline shows each state change, transcripts, tool calls (over-budget ones marked),
             info cards as tables, escalation and keep-alives; the summary gives turns, audio both ways
             and the turn latency (end of speech to first reply audio) per turn, median and 95th
-            percentile.
+            percentile; past eight answered turns, the median, p90, p95 and maximum instead. --json
+            prints only the summary, as one JSON object (version 1: status, each turn's speech and
+            latency, turnLatencies, turnLatency, audio both ways, tools, reconnections, exit status).
 
             With --mic and --speaker, echo control (--echo, speex by default) removes the speaker's
             sound from the microphone before frames are sent. --room runs the session live in a
@@ -76,6 +78,7 @@ struct SessionCommand: Command {
     let configuration: SessionConfiguration
     let fast: Bool
     let quiet: Bool
+    let summaryOptions: SummaryOptions
     let raw: RawPCMFormat?
     let capture: CaptureArguments
     let room: RoomChoice?
@@ -92,7 +95,8 @@ struct SessionCommand: Command {
         microphone = options.microphone
         speaker = options.speaker
         fast = options.fast
-        quiet = options.summary.quiet
+        quiet = options.summary.quiet || options.summary.json
+        summaryOptions = options.summary
         raw = options.raw
         capture = options.capture
         room = options.room
@@ -157,7 +161,12 @@ struct SessionCommand: Command {
             }
         }
         if let failure = log?.failure { Console.warning(Self.name, "the session log is incomplete: \(failure.message)") }
-        return SessionArguments.exitCode(for: report)
+        let exitCode = SessionArguments.exitCode(for: report)
+        if summaryOptions.json {
+            summaryOptions.emit("", json: SessionArguments.summaryObject(report, input: input, exitCode: exitCode),
+                                textToStandardError: false, standardOutputCarriesData: printer.writesToStandardError)
+        }
+        return exitCode
     }
 
     /// The live audio with echo control: a simulated room, or a microphone and a speaker with a

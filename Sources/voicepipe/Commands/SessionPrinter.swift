@@ -12,6 +12,9 @@ final class SessionPrinter: Sendable {
     /// Set when standard output stopped taking lines (a closed pipe): the session goes on.
     private let outputClosed = Atomic<Bool>(false)
 
+    /// True when the session's lines go to stderr, standard output carrying its data.
+    var writesToStandardError: Bool { toStandardError }
+
     init(toStandardError: Bool, quiet: Bool) {
         self.toStandardError = toStandardError
         self.quiet = quiet

@@ -1,0 +1,77 @@
+/// A finished session as one JSON object, for scripts and for reports over many sessions: the
+/// same figures as the text summary, each turn's own kept raw so distributions can be
+/// recomputed exactly from several sessions (averaging percentiles is wrong).
+///
+/// Shape (version 1): `version`, `sessionId`, `status` (`ok`, `failed` or `stopped`), `failure`
+/// and `failureKind` (when not ok), `durationSeconds`, `turns` (each `number`, `kind`,
+/// `speechSeconds`, `latencySeconds`, null where there is none), `turnLatencies` (seconds, one
+/// per answered turn, in turn order), `turnLatency` (`count`, `median`, `p90`, `p95`, `p99`,
+/// `max`, or null), `audioSent`, `audioReceived`, `interruptions`, `toolCalls`, `reconnections`,
+/// `typedTextsNeverSent`. Times are seconds to the millisecond.
+public enum SessionSummary {
+    /// The version of the shape above; a change that removes or renames a field raises it.
+    public static let version = 1
+
+    public static func json(of machine: SessionMachine, duration: Duration) -> JSONObject {
+        var object = JSONObject()
+        object["version"] = .number(Double(version))
+        object["sessionId"] = .string(machine.configuration.sessionId)
+        switch machine.state {
+        case .disconnected:
+            object["status"] = .string("ok")
+        case .error(let failure):
+            object["status"] = .string("failed")
+            object["failure"] = .string(failure.description)
+            object["failureKind"] = .string(failure.kind)
+        case let state:
+            object["status"] = .string("stopped")
+            object["failure"] = .string("stopped \(state.name)")
+            object["failureKind"] = .string("stopped")
+        }
+        object["durationSeconds"] = seconds(duration)
+        let turns = machine.turns.filter { !$0.wasWithdrawn }
+        object["turns"] = .array(turns.map { turn in
+            .object(["number": .number(Double(turn.number)), "kind": .string(turn.kind.rawValue),
+                     "speechSeconds": turn.speechDuration.map(seconds) ?? .null, "latencySeconds": turn.latency.map(seconds) ?? .null])
+        })
+        let latencies = turns.compactMap(\.latency)
+        object["turnLatencies"] = .array(latencies.map(seconds))
+        object["turnLatency"] = LatencyDistribution(latencies).map { spread in
+            .object(["count": .number(Double(spread.count)), "median": seconds(spread.median), "p90": seconds(spread.p90),
+                     "p95": seconds(spread.p95), "p99": seconds(spread.p99), "max": seconds(spread.max)])
+        } ?? .null
+        let counters = machine.counters
+        object["audioSent"] = .object([
+            "seconds": seconds(.samples(counters.samplesSent, at: machine.configuration.captureSampleRate)),
+            "frames": .number(Double(counters.framesSent)), "keepAlives": .number(Double(counters.keepAlivesSent)),
+            "framesDropped": .number(Double(counters.framesDropped)),
+        ])
+        object["audioReceived"] = .object(["seconds": seconds(counters.replyAudio), "chunks": .number(Double(counters.replyChunks))])
+        object["interruptions"] = .number(Double(counters.interruptions))
+        let tools = machine.toolCalls
+        object["toolCalls"] = .object(["count": .number(Double(tools.count)), "overBudget": .number(Double(tools.filter(\.isOverBudget).count)),
+                                       "unpaired": .number(Double(tools.filter(\.isUnpaired).count))])
+        object["reconnections"] = .object([
+            "count": .number(Double(counters.reconnections)), "framesHeld": .number(Double(counters.framesHeldForReconnection)),
+            "framesDroppedWhileAway": .number(Double(counters.framesDroppedWhileAway)), "repliesCut": .number(Double(counters.repliesCutByDrop)),
+        ])
+        object["typedTextsNeverSent"] = .number(Double(machine.pendingTexts.count))
+        return object
+    }
+
+    private static func seconds(_ duration: Duration) -> JSONValue {
+        .number((duration.seconds * 1000).rounded() / 1000)
+    }
+}
+
+extension SessionFailure {
+    /// A word for grouping failures by reason: `timeout`, `runtimeError`, `transport`, `runtimeStalled`.
+    public var kind: String {
+        switch self {
+        case .timeout: "timeout"
+        case .runtimeError: "runtimeError"
+        case .transport: "transport"
+        case .runtimeStalled: "runtimeStalled"
+        }
+    }
+}
