@@ -39,6 +39,23 @@ struct DeviceCommandTests {
         #expect(result.stdout.contains("  playback: 48000 Hz, 2 channels, Float32, deinterleaved — guard: usable"))
     }
 
+    /// A user's PCM whose open blocks (a file PCM reading a FIFO nobody writes) no longer hangs
+    /// the listing: it is listed as not answering, and every other device still is.
+    @Test func devicesListsAPCMWhoseOpenBlocksAsNotAnsweringAndEndsInTime() throws {
+        let home = try TemporaryDirectory()
+        let fifo = home.path("capture.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        _ = try home.file(".asoundrc", Array("""
+            pcm.fifocap { type file slave.pcm null file "/dev/null" infile "\(fifo)" format raw hint { show on description "capture from a FIFO" } }
+            """.utf8))
+        let started = Date()
+        let result = try CommandRunner.run(["devices"], environment: ["HOME": home.path("")])
+        #expect(result.status == 0, "\(result)")
+        #expect(Date().timeIntervalSince(started) < 15)
+        #expect(result.stdout.contains("fifocap: capture from a FIFO\n  capture:  unavailable: it did not answer within 2 s (its open blocks, as a file PCM on a FIFO nobody has open does)\n  playback: 48000 Hz, 2 channels, Float32, deinterleaved — guard: usable"), "\(result.stdout)")
+        #expect(result.stdout.contains("null: Discard all samples"))
+    }
+
     @Test func recordAndPlayOnAMissingDeviceExit69WithOneLineAndNoOutput() throws {
         let directory = try TemporaryDirectory()
         let out = directory.path("never.wav")

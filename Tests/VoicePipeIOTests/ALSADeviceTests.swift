@@ -76,6 +76,29 @@ struct ALSADeviceTests {
         }
     }
 
+    /// A file PCM reading a FIFO nobody writes blocks in its open: the bounded probe lists it as
+    /// not answering when its time is up, and the probe left behind finishes once a writer comes.
+    @Test func aDeviceWhoseOpenBlocksIsListedAsNotAnsweringWithinTheTimeout() throws {
+        let directory = try TemporaryDirectory()
+        let fifo = directory.path("capture.fifo")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let configuration = try Self.configuration(infile: fifo)
+        let started = ContinuousClock.now
+        let probe = AudioDevices.probe("cap", .capture, configuration: configuration, timeout: .milliseconds(300))
+        let waited = ContinuousClock.now - started
+        #expect(probe == .failure(AudioUnavailable(device: "cap", direction: .capture, reason: .notAnswering(.milliseconds(300)))))
+        #expect(waited >= .milliseconds(300) && waited < .seconds(5), "\(waited)")
+        if case .failure(let error) = probe {
+            #expect(error.message == "audio capture on 'cap' is unavailable: it did not answer within 0.3 s (its open blocks, as a file PCM on a FIFO nobody has open does)")
+        }
+        // A device that answers in time is probed as before.
+        #expect((try? AudioDevices.probe("play", .playback, configuration: configuration, timeout: .seconds(5)).get()) != nil)
+        // Unblock the probe left behind: a writer opens the FIFO and goes.
+        let writer = open(fifo, O_WRONLY)
+        #expect(writer >= 0)
+        close(writer)
+    }
+
     @Test func captureFromAFileBackedPCMGivesExactlyTheConvertersFrames() throws {
         let directory = try TemporaryDirectory()
         let frames = 48_000 * 3 / 2

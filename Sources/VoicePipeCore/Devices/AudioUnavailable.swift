@@ -24,6 +24,8 @@ public struct AudioUnavailable: SystemCodedError, Sendable, Hashable {
         case formatRefused(String)
         /// Any other failure, said in a few words ("its software parameters were refused").
         case failed(String)
+        /// Opening or probing it did not finish within this long (its open blocks).
+        case notAnswering(Duration)
     }
 
     /// The device's name as the caller gave it ("default", "hw:1,0", …).
@@ -56,6 +58,10 @@ public struct AudioUnavailable: SystemCodedError, Sendable, Hashable {
             return "\(what): the device refused the format: \(detail)"
         case .failed(let detail):
             return "\(what): \(detail)" + (code.map { ": \($0.messageInSentence)" } ?? "")
+        case .notAnswering(let limit):
+            let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
+            let shown = seconds == seconds.rounded() ? "\(Int(seconds))" : "\(seconds)"
+            return "\(what): it did not answer within \(shown) s (its open blocks, as a file PCM on a FIFO nobody has open does)"
         }
     }
 }

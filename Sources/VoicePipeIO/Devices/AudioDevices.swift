@@ -1,4 +1,5 @@
 @preconcurrency import CALSA
+import Foundation
 import Glibc
 import VoicePipeCore
 
@@ -33,10 +34,14 @@ public struct AudioDeviceInfo: Sendable, Hashable {
 
 /// The ALSA devices of this system.
 public enum AudioDevices {
+    /// How long one device may take to answer a probe before it is listed as not answering.
+    public static let defaultProbeTimeout: Duration = .seconds(2)
+
     /// The PCMs ALSA's device hints list (the `aplay -L` / `arecord -L` set, `ALSA_CONFIG_PATH`
     /// and `~/.asoundrc` included), each opened non-blocking and probed for the directions it
-    /// serves; no stream is started.
-    public static func list() -> [AudioDeviceInfo] {
+    /// serves; no stream is started. A probe that takes longer than `probeTimeout` (a PCM whose
+    /// open blocks, as a file PCM reading a FIFO nobody writes does) is listed as not answering.
+    public static func list(probeTimeout: Duration = defaultProbeTimeout) -> [AudioDeviceInfo] {
         ALSA.prepare()
         var hints: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
         guard snd_device_name_hint(-1, "pcm", &hints) == 0, let hints else { return [] }
@@ -50,10 +55,29 @@ public enum AudioDevices {
             let description = hintValue(hint, "DESC") ?? ""
             devices.append(AudioDeviceInfo(
                 name: name, description: description,
-                capture: direction == "Output" ? nil : probe(name, .capture),
-                playback: direction == "Input" ? nil : probe(name, .playback)))
+                capture: direction == "Output" ? nil : probe(name, .capture, timeout: probeTimeout),
+                playback: direction == "Input" ? nil : probe(name, .playback, timeout: probeTimeout)))
         }
         return devices
+    }
+
+    /// ``probe(_:_:configuration:)`` on a thread of its own, waited for at most `timeout`: a
+    /// device that has not answered by then is ``AudioUnavailable/Reason/notAnswering(_:)``, and
+    /// its probe is left to finish (or block) on its own.
+    public static func probe(_ name: String, _ direction: AudioDirection, configuration: ALSAConfiguration? = nil,
+                             timeout: Duration) -> Result<DeviceCapabilities, AudioUnavailable> {
+        let outcome = Guarded<Result<DeviceCapabilities, AudioUnavailable>?>(nil)
+        let answered = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let result = probe(name, direction, configuration: configuration)
+            outcome.withLock { $0 = result }
+            answered.signal()
+        }
+        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+        guard answered.wait(timeout: .now() + .nanoseconds(Int(max(0, nanoseconds)))) == .success, let result = outcome.withLock({ $0 }) else {
+            return .failure(AudioUnavailable(device: name, direction: direction, reason: .notAnswering(timeout)))
+        }
+        return result
     }
 
     /// Probes one device for one direction, through `configuration` when given.

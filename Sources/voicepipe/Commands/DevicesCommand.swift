@@ -19,7 +19,9 @@ struct DevicesCommand: Command {
             ~/.asoundrc included). Each one is opened without starting a stream and probed for the
             rates, channel counts and sample formats it accepts, and for the format 'record' or 'play'
             would negotiate; the guard's verdict on that format says whether audio can flow. Devices
-            that cannot be opened say why. On a machine with no sound card ALSA lists only 'null'.
+            that cannot be opened say why; one that does not answer within 2 s (its open blocks, as a
+            file PCM reading a FIFO nobody writes does) is listed as not answering and the listing goes
+            on. On a machine with no sound card ALSA lists only 'null'.
             Set VOICEPIPE_ALSA_ERRORS=1 to see alsa-lib's own messages as well (when a configuration
             file does not do what it should).
             """,
