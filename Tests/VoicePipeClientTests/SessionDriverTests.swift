@@ -256,3 +256,100 @@ enum TemporaryWAV {
         return path
     }
 }
+
+/// A microphone that fails mid-session: the session carries on as text, the device is tried
+/// again on the interval, guarded before its tap, and voice resumes in the format it came back in.
+struct CaptureReopeningTests {
+    static let headset = AudioFormat(sampleRate: 48_000, channelCount: 2, sampleType: .float32)
+    /// The hands-free profile the headset comes back in.
+    static let handsFree = AudioFormat(sampleRate: 16_000, channelCount: 1, sampleType: .int16)
+
+    static func pump(_ fake: FakeAudioDevice) throws -> CapturePump {
+        let device = try CaptureDevice(fake)
+        return try CapturePump(device: device, converter: CaptureConverter(input: device.format), whenFull: .drop)
+    }
+
+    /// The converter's frames for `samples`; with `flushing`, the tail a stream's end flushes too.
+    static func converted<T>(_ samples: [T], format: AudioFormat, flushing: Bool = true) throws -> [Int16] {
+        let converter = try CaptureConverter(input: try FormatGuard.validate(format))
+        var out = [Int16]()
+        try samples.withUnsafeBytes { bytes in try converter.process(bytes) { out += $0.copySamples() } }
+        if flushing { try converter.flush { out += $0.copySamples() } }
+        return out
+    }
+
+    /// Hands `bytes` to the fake in 10 ms buffers once its tap is installed.
+    static func deliver(_ bytes: [UInt8], to fake: FakeAudioDevice, bytesPerBuffer: Int) {
+        _ = waitUntil { fake.isStreaming }
+        for start in stride(from: 0, to: bytes.count, by: bytesPerBuffer) {
+            bytes[start..<min(start + bytesPerBuffer, bytes.count)].withUnsafeBytes { _ = fake.deliver($0) }
+        }
+    }
+
+    @Test func aMicrophoneThatFailsLeavesTextAndComesBackGuardedInItsNewFormat() throws {
+        let first = FakeAudioDevice(name: "headset", format: Self.headset)
+        let broken = FakeAudioDevice(name: "headset", format: AudioFormat(sampleRate: 0, channelCount: 1, sampleType: .int16))
+        let second = FakeAudioDevice(name: "headset", format: Self.handsFree)
+        let attempts = Locked(0)
+        let reopen = CaptureReopening(name: "microphone 'headset'", interval: .seconds(2)) {
+            let attempt = attempts.withLock { $0 += 1; return $0 }
+            switch attempt {
+            case 1: throw AudioUnavailable(device: "headset", direction: .capture, reason: .noDevice)
+            case 2: return try Self.pump(broken)  // the guard refuses 0 Hz before any tap
+            default: return try Self.pump(second)
+            }
+        }
+        let running = SessionDriverTests.Running(options: SessionDriverTests.options(), capture: .reopenableDevice(try Self.pump(first), reopen: reopen))
+        #expect(running.waitForMessages(1))
+
+        // 0.6 s of speech on the headset, then it is unplugged mid-word.
+        let tone = Signals.sine(frequency: 440, amplitude: 0.5, sampleRate: 48_000, frames: 28_800)
+        let stereo = Signals.interleave([tone, tone]).map(Float.init)
+        Self.deliver(stereo.withUnsafeBytes { Array($0) }, to: first, bytesPerBuffer: 480 * 8)
+        let before = try Self.converted(stereo, format: Self.headset)
+        let unflushed = try Self.converted(stereo, format: Self.headset, flushing: false).count
+        #expect(waitUntil { running.collect(); return running.received.compactMap(\.audioChunk).flatMap(\.samples).count == unflushed })
+        first.fail(SystemErrorCode(.alsa, -ENODEV, message: "No such device"))
+        #expect(waitUntil { running.driver.snapshot.stateLine.contains("audio unavailable") })
+        let lost = running.driver.snapshot
+        #expect(lost.turns.count == 1 && lost.turns[0].endedAt != nil, "the open turn ends at the loss")
+        #expect(lost.counters.audioLosses == 1)
+        #expect(lost.state == .thinking)
+
+        // Every frame captured before the loss was sent, exactly as the converter makes them (its
+        // tail flushed when the stream ended).
+        _ = waitUntil { running.collect(); return running.received.compactMap(\.audioChunk).flatMap(\.samples).count == before.count }
+        #expect(running.received.compactMap(\.audioChunk).flatMap(\.samples) == before)
+
+        // Attempt 1: not there; attempt 2: there, but at 0 Hz, refused before a tap; attempt 3: back.
+        running.clock.advance(by: .seconds(2))
+        running.clock.advance(by: .seconds(2))
+        #expect(attempts.value == 2 && broken.tapInstallations == 0)
+        #expect(running.driver.snapshot.stateLine.contains("audio unavailable"))
+        running.clock.advance(by: .seconds(2))
+        #expect(waitUntil { !running.driver.snapshot.stateLine.contains("audio unavailable") })
+        #expect(attempts.value == 3)
+
+        // Voice resumes in the new format: a second turn, its frames converted from 16 kHz mono Int16.
+        let again = Signals.int16(Signals.sine(frequency: 300, amplitude: 0.5, sampleRate: 16_000, frames: 8_000))
+        Self.deliver(again.withUnsafeBytes { Array($0) }, to: second, bytesPerBuffer: 160 * 2)
+        let after = try Self.converted(again, format: Self.handsFree, flushing: false)
+        #expect(waitUntil { running.collect(); return running.received.compactMap(\.audioChunk).flatMap(\.samples).count == before.count + after.count })
+        #expect(Array(running.received.compactMap(\.audioChunk).flatMap(\.samples).dropFirst(before.count)) == after)
+        #expect(running.driver.snapshot.turns.count == 2)
+        let notes = running.events.value.compactMap { if case .note(let note) = $0.0 { note } else { nil } }
+        #expect(notes.contains(.audioLost("microphone 'headset' failed: 'headset' failed after 28800 frames: no such device; what was captured before is kept; trying it again every 2.000 s")), "\(notes)")
+        #expect(notes.contains(.audioRestored("microphone 'headset' is back at 16000 Hz, mono, Int16 (it was 48000 Hz, stereo, Float32, interleaved)")), "\(notes)")
+        let report = try #require(try running.finish())
+        #expect(report.machine.counters.audioLosses == 1)
+        #expect(report.captureProblems.isEmpty)
+        #expect(second.tapInstallations == 1)
+    }
+}
+
+extension WireMessage {
+    /// The chunk of an `audio.chunk`, else nil.
+    fileprivate var audioChunk: AudioChunk? {
+        if case .audioChunk(let chunk) = self { chunk } else { nil }
+    }
+}

@@ -346,6 +346,41 @@ struct SessionTransitionTests {
         #expect(script.machine.state == .error(.transport("refused; gave up after 1 attempt to reconnect")))
     }
 
+    @Test func row32TheMicrophoneLostWhileTalkingEndsTheTurnAndLeavesText() throws {
+        var script = SessionScript()
+        script.connectAndOpen()
+        let spoken = script.frames(SessionScript.voice, count: 10, from: .origin)
+        #expect(script.machine.state == .talking)
+        let actions = script.run { $0.audioLost("microphone 'usb' failed: no such device", at: spoken) }
+        #expect(script.machine.state == .thinking)
+        #expect(actions.contains(.note(.audioLost("microphone 'usb' failed: no such device"))))
+        #expect(script.machine.turns.count == 1 && script.machine.turns[0].endedAt == spoken)
+        #expect(script.machine.stateLine == "Thinking — audio unavailable: microphone 'usb' failed: no such device; text only")
+        #expect(script.machine.counters.audioLosses == 1)
+        // Frames that still come are not sent; typed text is, as in any text session.
+        script.clearLog()
+        script.frames(SessionScript.voice, count: 3, from: spoken)
+        #expect(!script.sent.contains("frame"))
+        try script.type("still here", at: spoken + .seconds(1))
+        #expect(script.sent.contains("text.input still here"))
+    }
+
+    @Test func row33TheMicrophoneBackSendsFramesAndOpensTurnsAgain() {
+        var script = SessionScript()
+        script.connectAndOpen()
+        script.run { $0.audioLost("microphone 'usb' failed", at: .seconds(1)) }
+        let actions = script.run { $0.audioRestored("microphone 'usb' is back at 16000 Hz, mono, Int16", at: .seconds(3)) }
+        #expect(actions.contains(.note(.audioRestored("microphone 'usb' is back at 16000 Hz, mono, Int16"))))
+        #expect(script.machine.stateLine == "Ready")
+        script.clearLog()
+        script.frames(SessionScript.voice, count: 2, from: .seconds(3))
+        #expect(script.sent.filter { $0 == "frame" }.count == 2)
+        #expect(script.machine.state == .talking)
+        // Told twice, the machine changes nothing and counts it.
+        script.run { $0.audioRestored("again", at: .seconds(4)) }
+        #expect(script.machine.counters.ignoredByKind["audio restored (talking)"] == 1)
+    }
+
     @Test func eventsAStateDoesNotAllowAreIgnoredAndCounted() {
         var script = SessionScript()
         script.receive(.audioChunk(Self.reply), at: .origin)

@@ -13,6 +13,28 @@ public enum SessionCapture {
     case file(FileCaptureSource, pacing: CapturePacing)
     /// A live device through the capture pump, until the session ends.
     case device(CapturePump)
+    /// A live device that is opened again when it fails mid-session (unplugged, its stream
+    /// lost): the session goes on as text meanwhile, and the device is tried again every
+    /// ``CaptureReopening/interval`` until it is back (guarded anew, perhaps in a new format).
+    case reopenableDevice(CapturePump, reopen: CaptureReopening)
+}
+
+/// How a live capture device is opened again after it failed.
+public struct CaptureReopening: Sendable {
+    /// What the device is, for the timeline ("microphone 'default'").
+    public var name: String
+    /// Time between attempts.
+    public var interval: Duration
+    /// Opens the device again: its format guarded before anything else, the converter built for
+    /// the format it has now (a headset switching profile comes back at another rate). Throws
+    /// while the device is not there.
+    public var open: @Sendable () throws -> CapturePump
+
+    public init(name: String, interval: Duration = .seconds(2), open: @escaping @Sendable () throws -> CapturePump) {
+        self.name = name
+        self.interval = interval
+        self.open = open
+    }
 }
 
 /// How fast a file is fed to the runtime.
@@ -124,6 +146,8 @@ public final class SessionDriver: @unchecked Sendable {
         case transport(TransportEvent, connection: Int)
         case frame(AudioFrame)
         case captureEnded(String?)
+        /// The running pump of this generation lost its device (a reopenable capture only).
+        case captureLost(String, generation: Int)
         case playbackDrained(chunks: Int)
         case type(String)
         case end
@@ -158,6 +182,15 @@ public final class SessionDriver: @unchecked Sendable {
     private var applying = false
     private var captureStartedAt: SessionInstant?
     private var captureDone = false
+    /// The live device's pump, while it has one (none after a loss, until it is reopened).
+    private var livePump: CapturePump?
+    /// Counts the pumps started, so a late report of a replaced one is recognised.
+    private var pumpGeneration = 0
+    private var pumpRunning = false
+    /// When to try the lost capture device again.
+    private var reopenAt: SessionInstant?
+    /// The lost device's format, to say whether it came back in another.
+    private var lostFormat: ValidatedFormat?
     private var fileFramesTaken = 0
     private var captureProblems: [String] = []
     private var closeReason: TransportCloseReason?
@@ -183,6 +216,10 @@ public final class SessionDriver: @unchecked Sendable {
         self.connect = connect
         self.clock = clock
         self.capture = capture
+        switch capture {
+        case .device(let pump), .reopenableDevice(let pump, _): livePump = pump
+        case .none, .file: livePump = nil
+        }
         self.output = output
         self.observer = observer
         machine = SessionMachine(configuration: options.session)
@@ -276,6 +313,7 @@ public final class SessionDriver: @unchecked Sendable {
     private func nextDeadline() -> SessionInstant? {
         var deadline = tickAt
         if let due = nextFileFrameDue() { deadline = min(deadline ?? due, due) }
+        if let reopenAt { deadline = min(deadline ?? reopenAt, reopenAt) }
         return deadline
     }
 
@@ -294,6 +332,7 @@ public final class SessionDriver: @unchecked Sendable {
     private func handleDue() {
         let now = clock.now
         if let tickAt, tickAt <= now { apply(machine.tick(at: now)) }
+        if let reopenAt, reopenAt <= now { reopenCapture(at: now) }
         guard isCapturing, case .file(_, let pacing) = capture else { return }
         switch pacing {
         case .realTime:
@@ -357,6 +396,13 @@ public final class SessionDriver: @unchecked Sendable {
                 report(.captureProblem(problem), at: now)
             }
             endInput()
+        case .captureLost(let problem, let generation):
+            guard generation == pumpGeneration, case .reopenableDevice(_, let reopen) = capture else { return }
+            pumpRunning = false
+            lostFormat = livePump?.device.format
+            livePump = nil
+            reopenAt = now + reopen.interval
+            apply(machine.audioLost("\(reopen.name) failed: \(problem); trying it again every \(reopen.interval.formattedSeconds)", at: now))
         case .playbackDrained(let chunks):
             if chunks == output.chunksQueued { apply(machine.playbackDrained(at: now)) }
         case .type(let text):
@@ -627,12 +673,19 @@ public final class SessionDriver: @unchecked Sendable {
     // MARK: Capture and output
 
     private func startCapture(at now: SessionInstant) {
-        guard captureStartedAt == nil else { return }
-        captureStartedAt = now
-        guard case .device(let pump) = capture else { return }
-        let (inbox, counters, limit) = (self.inbox, deviceFrames, options.deviceFrameQueueLimit)
+        captureStartedAt = captureStartedAt ?? now
+        guard !pumpRunning, let pump = livePump else { return }
+        launch(pump)
+    }
+
+    /// Runs `pump` on a thread of its own, its frames posted to the inbox.
+    private func launch(_ pump: CapturePump) {
+        pumpRunning = true
+        pumpGeneration += 1
+        let (inbox, counters, limit, generation) = (self.inbox, deviceFrames, options.deviceFrameQueueLimit, pumpGeneration)
+        let reopenable: Bool
+        if case .reopenableDevice = capture { reopenable = true } else { reopenable = false }
         let thread = Thread {
-            var problem: String?
             do {
                 _ = try pump.run { frame in
                     if counters.queued.load(ordering: .relaxed) >= limit {
@@ -642,17 +695,37 @@ public final class SessionDriver: @unchecked Sendable {
                     counters.queued.add(1, ordering: .relaxed)
                     inbox.post(.frame(AudioFrame(copying: frame)))
                 }
+                inbox.post(.captureEnded(nil))
+            } catch let error as CapturePumpError where reopenable {
+                inbox.post(.captureLost(error.message, generation: generation))
             } catch {
-                problem = "capture stopped: \(error)"
+                inbox.post(.captureEnded("capture stopped: \(error)"))
             }
-            inbox.post(.captureEnded(problem))
         }
         thread.name = "voicepipe capture"
         thread.start()
     }
 
+    /// Tries the lost capture device again: back, it is guarded and converted anew and voice
+    /// resumes; still missing, it is tried again after the interval.
+    private func reopenCapture(at now: SessionInstant) {
+        reopenAt = nil
+        guard case .reopenableDevice(_, let reopen) = capture, livePump == nil, !captureDone, !machine.isEnding else { return }
+        do {
+            let pump = try reopen.open()
+            let before = lostFormat
+            livePump = pump
+            let format = pump.device.format
+            let change = before.map { $0 == format ? "" : " (it was \($0))" } ?? ""
+            apply(machine.audioRestored("\(reopen.name) is back at \(format)\(change)", at: now))
+            if captureStartedAt != nil { launch(pump) }
+        } catch {
+            reopenAt = now + reopen.interval
+        }
+    }
+
     private func stopCapture() {
-        if case .device(let pump) = capture, captureStartedAt != nil { pump.stop() }
+        if pumpRunning, let livePump { livePump.stop() }
     }
 
     private func finishOutput() {

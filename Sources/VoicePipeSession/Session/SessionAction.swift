@@ -81,6 +81,10 @@ public enum SessionNote: Sendable, Hashable {
     case audioWaiting
     /// Audio is unavailable, and why: the session runs as a text conversation.
     case audioUnavailable(String)
+    /// The capture device failed mid-session, and why: text only until it is back.
+    case audioLost(String)
+    /// The capture device is back, as described.
+    case audioRestored(String)
     /// A fresh connection is being opened to replace the current one.
     case rotationStarted
     /// The fresh connection took over `gap` after the rotation began.

@@ -212,6 +212,47 @@ public struct SessionMachine: Sendable {
         return scheduling(&actions)
     }
 
+    /// The capture device failed mid-session (unplugged, its stream lost): the turn the user was
+    /// speaking ends there (and is answered like any other), and the session goes on as text
+    /// until ``audioRestored(_:at:)``; its state line says why.
+    public mutating func audioLost(_ reason: String, at now: SessionInstant) -> [SessionAction] {
+        var actions = [SessionAction]()
+        guard audioUnavailableReason == nil else {
+            ignore("audio lost", &actions)
+            return scheduling(&actions)
+        }
+        audioUnavailableReason = reason
+        ledger.counters.audioLosses += 1
+        actions.append(.note(.audioLost(reason)))
+        switch current {
+        case .connecting(let since, .some(var reconnection)):
+            _ = reconnection.gate.close()
+            endTurnWhileAway(&reconnection, at: now)
+            current = .connecting(since: since, reconnection: reconnection)
+        case .live(var live, var phase):
+            current = .modifying
+            _ = live.gate.close()
+            endVoiceTurn(&live, &phase, at: now, &actions)
+            current = .live(live, phase)
+        default:
+            break
+        }
+        return scheduling(&actions)
+    }
+
+    /// The capture device is back (reopened, its format guarded again): captured frames are sent
+    /// and heard by the gate again.
+    public mutating func audioRestored(_ description: String, at now: SessionInstant) -> [SessionAction] {
+        var actions = [SessionAction]()
+        guard audioUnavailableReason != nil else {
+            ignore("audio restored", &actions)
+            return scheduling(&actions)
+        }
+        audioUnavailableReason = nil
+        actions.append(.note(.audioRestored(description)))
+        return scheduling(&actions)
+    }
+
     /// One captured frame (16 kHz mono, as the capture converter makes them): sent while the
     /// session is live (held while a rotation opens), and fed to the voice gate. The gate opening
     /// is `talking`; closing after its hang-over ends the turn → `thinking`. The driver reports

@@ -181,4 +181,6 @@ public struct SessionCounters: Sendable, Hashable {
     public internal(set) var framesDroppedWhileAway = 0
     /// Replies cut because the connection dropped while they played.
     public internal(set) var repliesCutByDrop = 0
+    /// Times the capture device failed mid-session (the session went on as text).
+    public internal(set) var audioLosses = 0
 }

@@ -7,7 +7,7 @@
 /// `speechSeconds`, `latencySeconds`, null where there is none), `turnLatencies` (seconds, one
 /// per answered turn, in turn order), `turnLatency` (`count`, `median`, `p90`, `p95`, `p99`,
 /// `max`, or null), `audioSent`, `audioReceived`, `interruptions`, `toolCalls`, `reconnections`,
-/// `typedTextsNeverSent`. Times are seconds to the millisecond.
+/// `audioLosses`, `typedTextsNeverSent`. Times are seconds to the millisecond.
 public enum SessionSummary {
     /// The version of the shape above; a change that removes or renames a field raises it.
     public static let version = 1
@@ -55,6 +55,7 @@ public enum SessionSummary {
             "count": .number(Double(counters.reconnections)), "framesHeld": .number(Double(counters.framesHeldForReconnection)),
             "framesDroppedWhileAway": .number(Double(counters.framesDroppedWhileAway)), "repliesCut": .number(Double(counters.repliesCutByDrop)),
         ])
+        object["audioLosses"] = .number(Double(counters.audioLosses))
         object["typedTextsNeverSent"] = .number(Double(machine.pendingTexts.count))
         return object
     }

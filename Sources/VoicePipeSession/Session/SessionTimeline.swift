@@ -66,6 +66,10 @@ public enum SessionTimeline {
             body = ["the runtime is not taking audio as fast as the input is read: waiting"]
         case .audioUnavailable(let reason):
             body = ["audio unavailable: \(reason); text only"]
+        case .audioLost(let reason):
+            body = ["audio lost: \(reason); text only until it is back"]
+        case .audioRestored(let description):
+            body = ["audio back: \(description)"]
         case .rotationStarted:
             body = ["rotating: opening a fresh connection (what is captured meanwhile waits for it)"]
         case .rotated(let gap):
@@ -148,6 +152,10 @@ public enum SessionTimeline {
             var line = "reconnections: \(counters.reconnections) (\(counters.framesHeldForReconnection) captured frame\(counters.framesHeldForReconnection == 1 ? "" : "s") held and sent on the new connection)"
             if counters.repliesCutByDrop > 0 { line += "; \(counters.repliesCutByDrop) repl\(counters.repliesCutByDrop == 1 ? "y" : "ies") cut by a drop" }
             lines.append(line)
+        }
+        if counters.audioLosses > 0 {
+            lines.append("audio lost \(counters.audioLosses) time\(counters.audioLosses == 1 ? "" : "s") (the capture device failed)"
+                + (machine.audioUnavailability == nil ? "; it was back at the end" : "; still unavailable at the end"))
         }
         if counters.malformedMessages > 0 { lines.append("messages refused: \(counters.malformedMessages)") }
         if counters.ignoredEvents > 0 { lines.append("events ignored: \(counters.ignoredEvents)") }

@@ -254,9 +254,14 @@ enum SessionArguments {
         }
         guard let microphone else { return .none }
         do {
-            let device = try CaptureDevice.open(name: microphone)
-            let converter = try capture.converter(for: device.format, source: "'\(microphone)'")
-            return .device(try CapturePump(device: device, converter: converter, whenFull: .drop))
+            let open = { @Sendable () throws -> CapturePump in
+                let device = try CaptureDevice.open(name: microphone)
+                let converter = try capture.converter(for: device.format, source: "'\(microphone)'")
+                return try CapturePump(device: device, converter: converter, whenFull: .drop)
+            }
+            // Unplugged mid-session, the microphone is opened again every 2 s (guarded anew, its
+            // converter built for the format it comes back in); the session goes on as text meanwhile.
+            return .reopenableDevice(try open(), reopen: CaptureReopening(name: "microphone '\(microphone)'", open: open))
         } catch let error as AudioUnavailable {
             guard !texts.isEmpty else { throw CommandFailure(error.message, exitCode: .unavailable) }
             problems.append(error.message)
