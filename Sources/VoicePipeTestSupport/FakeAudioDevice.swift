@@ -32,6 +32,7 @@ public final class FakeAudioDevice: TimestampingCaptureHardware, PlaybackHardwar
         var drained = false
         var closed = false
         var playbackDelay: Int?
+        var playbackFailure: PlayerSinkError?
     }
 
     private let state = Guarded(State())
@@ -173,7 +174,13 @@ public final class FakeAudioDevice: TimestampingCaptureHardware, PlaybackHardwar
         }
     }
 
+    /// Makes every later write fail as an unplugged speaker's does.
+    public func failPlayback(_ code: SystemErrorCode) {
+        state.withLock { $0.playbackFailure = .failed("'\(name)' failed: \(code.messageInSentence)", code: code) }
+    }
+
     public func write(_ buffer: borrowing PlaybackBuffer) throws(PlayerSinkError) {
+        if let failure = state.withLock({ $0.playbackFailure }) { throw failure }
         let channels = (0..<buffer.channelCount).map { buffer.copyChannel($0) }
         state.withLock { state in
             for (index, samples) in channels.enumerated() where index < state.played.count {

@@ -226,6 +226,47 @@ struct DeviceReplyOutputTests {
     }
 }
 
+/// A speaker that fails mid-session: replies go on as text, and a later chunk past the retry
+/// interval opens the device again, guarded, to play the next reply.
+struct ReopeningReplyOutputTests {
+    @Test func aSpeakerThatFailsIsLetGoAndOpenedAgainOnALaterChunk() throws {
+        let first = FakeAudioDevice(name: "headphones", format: AudioFormat(sampleRate: 48_000, channelCount: 2, sampleType: .float32, isInterleaved: false))
+        let broken = FakeAudioDevice(name: "headphones", format: AudioFormat(sampleRate: 0, channelCount: 2, sampleType: .float32, isInterleaved: false))
+        let second = FakeAudioDevice(name: "headphones", format: AudioFormat(sampleRate: 16_000, channelCount: 1, sampleType: .float32, isInterleaved: false))
+        let time = Locked(ContinuousClock.now)
+        let attempts = Locked(0)
+        let changes = Locked<[String]>([])
+        let output = ReopeningReplyOutput(name: "speaker 'headphones'", first: try DeviceReplyOutput(device: PlaybackDevice(first)), now: { time.value }) {
+            let attempt = attempts.withLock { $0 += 1; return $0 }
+            return try DeviceReplyOutput(device: PlaybackDevice(attempt == 1 ? broken : second))
+        } onChange: { change in changes.withLock { $0.append(change) } }
+        let reports = Locked<[Int]>([])
+        output.reportDrained { chunks in reports.withLock { $0.append(chunks) } }
+        let chunk = AudioChunk(sampleRate: 24_000, samples: [Int16](repeating: 8_192, count: 480))
+
+        #expect(try output.play(chunk) == false)
+        #expect(waitUntil { reports.value == [1] })
+        first.failPlayback(SystemErrorCode(.alsa, -ENODEV, message: "No such device"))
+        // The render thread meets the failure; the next chunk hears of it and is let go.
+        #expect(waitUntil { (try? output.play(chunk)) == true && output.losses == 1 })
+        #expect(changes.value.first?.hasPrefix("speaker 'headphones' lost: ") == true, "\(changes.value)")
+        #expect(changes.value.first?.hasSuffix("replies are text only until it is back (tried again every 2 s)") == true)
+        // Within the interval nothing is tried; after it, a 0 Hz device is refused before a player connects.
+        #expect(try output.play(chunk) == true && attempts.value == 0)
+        time.withLock { $0 += .seconds(2) }
+        #expect(try output.play(chunk) == true && attempts.value == 1 && broken.playerStarts == 0)
+        time.withLock { $0 += .seconds(2) }
+        let queued = output.chunksQueued
+        #expect(try output.play(chunk) == false && attempts.value == 2)
+        #expect(changes.value.last == "speaker 'headphones' is back")
+        // The next reply plays on the device in the format it came back in, its drain counted whole.
+        #expect(waitUntil { reports.value.last == queued + 1 })
+        #expect(second.played.count == 1 && second.played[0].contains { abs($0 - 0.25) < 0.01 })
+        try output.finish()
+        #expect(output.framesPlayed > 0 && output.sampleRate == 48_000)
+    }
+}
+
 /// The voice gate's defaults on the bundled speech: each sample is one turn, opened near the
 /// first word and closed only by the end of the input.
 struct VoiceGateOnSamplesTests {

@@ -300,7 +300,13 @@ enum SessionArguments {
             return (DiscardedReplyOutput(), "reply audio is not played; give '\(out.flag) <\(out.valueName ?? "")>' or '\(speakerOption.flag) <\(speakerOption.valueName ?? "")>'")
         }
         do {
-            return (try DeviceReplyOutput(device: PlaybackDevice.open(name: speaker)), nil)
+            let open = { () throws -> any ReplyOutput in try DeviceReplyOutput(device: PlaybackDevice.open(name: speaker)) }
+            // Unplugged mid-session, the speaker is let go (replies continue as text) and opened
+            // again, guarded anew, by the first reply chunk 2 s or more later.
+            let output = ReopeningReplyOutput(name: "speaker '\(speaker)'", first: try open(), open: open) { change in
+                Console.warning(SessionCommand.name, change)
+            }
+            return (output, nil)
         } catch let error as AudioUnavailable {
             guard !texts.isEmpty else { throw CommandFailure(error.message, exitCode: .unavailable) }
             problems.append(error.message)
