@@ -226,6 +226,54 @@ struct DeviceReplyOutputTests {
     }
 }
 
+/// Reply audio that arrives in bursts over a poor network: the jitter buffer learns how late the
+/// chunks come and, once it has, the speaker plays the reply without a hole.
+struct JitterBufferTests {
+    /// Sends `count` 20 ms chunks of `level` as a network holding them back would: chunk k is due
+    /// 20 ms × k after the start and goes out at the next multiple of 200 ms (up to 180 ms late,
+    /// real-time pace on average).
+    static func sendInBursts(_ output: DeviceReplyOutput, level: Int16, count: Int) throws {
+        let chunk = AudioChunk(sampleRate: 24_000, samples: [Int16](repeating: level, count: 480))
+        let start = ContinuousClock.now
+        for k in 0..<count {
+            let release = start + .milliseconds(((20 * k + 199) / 200) * 200)
+            let wait = release - ContinuousClock.now
+            if wait > .zero { Thread.sleep(forTimeInterval: Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18) }
+            _ = try output.play(chunk)
+        }
+        try output.replyEnded()
+    }
+
+    @Test func afterOneBurstyReplyTheNextPlaysWithoutAHole() throws {
+        let speaker = FakeAudioDevice(name: "car", format: AudioFormat(sampleRate: 48_000, channelCount: 2, sampleType: .float32, isInterleaved: false))
+        let output = try DeviceReplyOutput(device: PlaybackDevice(speaker))
+        let drains = Locked(0)
+        output.reportDrained { _ in drains.withLock { $0 += 1 } }
+        #expect(output.jitterBuffer.current == .milliseconds(40))
+
+        // The first reply meets the gaps with a 40 ms pre-roll: it runs dry, then the buffer grows.
+        try Self.sendInBursts(output, level: 8_192, count: 100)
+        #expect(waitUntil { drains.value >= 1 })
+        let first = output.underruns
+        #expect(first >= 1 && first <= 3, "\(first) underruns")
+        // 180 ms late at most, plus the 30 ms margin (and the test thread's own scheduling).
+        let buffer = output.jitterBuffer
+        #expect(buffer.current >= .milliseconds(205) && buffer.current <= .milliseconds(270) && buffer.largest == buffer.current, "\(buffer)")
+
+        // The second reply, held back the same way, plays whole.
+        try Self.sendInBursts(output, level: 16_384, count: 100)
+        #expect(waitUntil(limit: .seconds(10)) { drains.value >= 2 })
+        #expect(output.underruns == first, "no hole in the second reply")
+        try output.finish()
+        let played = speaker.played[0]
+        let loud = played.indices.filter { abs(played[$0] - 0.5) < 0.01 }
+        let (begin, end) = (try #require(loud.first), try #require(loud.last))
+        #expect(end - begin + 1 >= 95_000 && end - begin + 1 <= 96_100, "\(end - begin + 1) frames of the second reply")
+        let holes = played[begin...end].filter { $0 < 0.4 }.count
+        #expect(holes == 0, "\(holes) frames of silence inside the second reply")
+    }
+}
+
 /// A speaker that fails mid-session: replies go on as text, and a later chunk past the retry
 /// interval opens the device again, guarded, to play the next reply.
 struct ReopeningReplyOutputTests {

@@ -41,18 +41,54 @@ struct PlaybackQueueTests {
         #expect(stats.underruns == 0)
     }
 
-    @Test func runningDryMidReplyIsACountedUnderrunFilledWithSilence() throws {
+    @Test func runningDryMidReplyIsAnUnderrunOnceMoreOfTheReplyComes() throws {
         let queue = try PlaybackQueue()
         try Self.enqueue(queue, frames: 2_400)
         let out = Self.render(queue, frames: 3_000)
         #expect(out[0..<2_400].allSatisfy { $0 == 0.5 })
         #expect(out[2_400...].allSatisfy { $0 == 0 })
-        #expect(queue.statistics.underruns == 1)
         #expect(queue.statistics.silenceFrames == 600)
-        // After an underrun, playback waits for the pre-roll again.
+        // The reply may simply have ended: only more of it makes the silence a hole.
+        #expect(queue.statistics.underruns == 0)
         try Self.enqueue(queue, frames: 480)
+        #expect(queue.statistics.underruns == 1)
+        // After an underrun, playback waits for the pre-roll again.
         #expect(Self.render(queue, frames: 240).allSatisfy { $0 == 0 })
+        try Self.enqueue(queue, frames: 480)
         #expect(queue.statistics.underruns == 1, "waiting for pre-roll is not another underrun")
+    }
+
+    @Test func aDrySpellAtACutOrAtTheEndIsNoUnderrun() throws {
+        let queue = try PlaybackQueue()
+        try Self.enqueue(queue, frames: 2_400)
+        _ = Self.render(queue, frames: 3_000)
+        queue.markEndOfStream()
+        try Self.enqueue(queue, frames: 2_400)
+        _ = Self.render(queue, frames: 3_000)
+        queue.interrupt()
+        try Self.enqueue(queue, frames: 2_400)
+        _ = Self.render(queue, frames: 3_000)
+        // A converter's tail queued as the reply ends, after it ran dry, is its end too.
+        queue.replyEnding()
+        try Self.enqueue(queue, frames: 24)
+        queue.markEndOfStream()
+        #expect(queue.statistics.underruns == 0)
+    }
+
+    /// Audio shorter than the pre-roll is not held back forever: it starts once it has waited as
+    /// long as the pre-roll lasts, so a short reply plays (and drains) without an end mark.
+    @Test func audioThatWaitedAsLongAsThePreRollStarts() throws {
+        let queue = try PlaybackQueue()
+        queue.setPreRoll(frames: 960)
+        #expect(queue.preRollFrames == 960)
+        try Self.enqueue(queue, frames: 480)
+        // Rendered in 10 ms periods, as a render thread does: four periods wait, the fifth plays.
+        let out = (0..<6).flatMap { _ in Self.render(queue, frames: 240) }
+        #expect(out[0..<960].allSatisfy { $0 == 0 } && out[960..<1_440].allSatisfy { $0 == 0.5 })
+        #expect(queue.statistics.silenceFrames == 960)
+        #expect(queue.statistics.playedFrames == 480)
+        queue.setPreRoll(frames: 1_000_000)
+        #expect(queue.preRollFrames == 24_000, "at most a second")
     }
 
     @Test func theEndOfAReplyPlaysOutWithoutPreRollOrUnderrun() throws {

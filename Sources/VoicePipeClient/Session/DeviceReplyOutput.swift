@@ -15,9 +15,13 @@ import VoicePipeSession
 ///                      position, instant heard = now + (delay − period) / rate after the write)
 /// ```
 ///
-/// The device's own buffer absorbs jitter, so the queue starts each chunk as soon as it arrives
-/// (no pre-roll). A cut drops what is queued with the queue's fade of at most 5 ms. The render
-/// thread also keeps to the clock, so a device that takes audio faster than real time (ALSA's
+/// Network jitter is absorbed by an adaptive pre-roll (``ReplyJitter``): each reply waits until
+/// as much audio is queued as this connection's chunks have been late, 20 … 300 ms, or until its
+/// first audio has waited that long; a reply that runs dry and then resumes counts an underrun
+/// (``underruns``). The render thread starts with the first chunk and renders its lead over the
+/// clock (100 ms, the device's buffer) as silence first, so building that lead does not swallow
+/// the reply's first chunks and leave a hole behind them. A cut drops what is queued with the queue's fade of at most 5 ms. The
+/// render thread keeps to the clock, so a device that takes audio faster than real time (ALSA's
 /// `null`) still plays at real-time pace. When everything queued has played, the handler given to
 /// ``reportDrained(to:)`` is called from the render thread with the number of chunks that covers.
 /// A failing device stops the render thread and is reported by the next call.
@@ -31,7 +35,12 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
     private let periodObserver: PlayedPeriodObserver?
     private let control: RenderControl
     private var thread: Thread?
+    private var jitter = ReplyJitter()
+    private let now: () -> ContinuousClock.Instant
+    private let origin: ContinuousClock.Instant
     public private(set) var chunksQueued = 0
+    /// How far the render thread keeps ahead of the clock: the device buffer it keeps filled.
+    static let renderLead: Duration = .milliseconds(100)
 
     /// Starts `device` in its own format; the render thread starts with the first chunk.
     /// - Parameters:
@@ -40,14 +49,31 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
     ///     the device (reply audio after fades and cuts, silence included) and its stamp on
     ///     `CLOCK_MONOTONIC`: how the echo reference learns what played when. It must not wait.
     /// - Throws: ``ReplyPlayerError/sink(_:)`` when the device refuses to start, ``ReplyPlayerError/queue(_:)``.
-    public init(device: PlaybackDevice, periodObserver: PlayedPeriodObserver? = nil) throws(ReplyPlayerError) {
+    ///   - now: the clock chunk arrivals are measured on (a test's, to script the network).
+    public init(device: PlaybackDevice, periodObserver: PlayedPeriodObserver? = nil,
+                now: @escaping () -> ContinuousClock.Instant = { ContinuousClock.now }) throws(ReplyPlayerError) {
         let control = RenderControl()
         self.control = control
         self.periodObserver = periodObserver
+        self.now = now
+        origin = now()
         delay = DeviceDelay(hardware: device.hardware)
         deviceName = device.name
-        player = try ReplyPlayer(sink: device, format: device.format, queueOptions: PlaybackQueueOptions(preRollMilliseconds: 0),
+        let preRoll = ReplyJitter().preRoll
+        player = try ReplyPlayer(sink: device, format: device.format,
+                                 queueOptions: PlaybackQueueOptions(preRollMilliseconds: Double(preRoll.components.seconds) * 1000 + Double(preRoll.components.attoseconds) / 1e15),
                                  rendering: .onRenderThread(waitForRoom: { control.waitForRoom() }))
+        // Replies come at the wire's 24 kHz: their converter is designed now, not at the first chunk.
+        try player.prepare(for: .reply)
+    }
+
+    /// Replies that ran dry and resumed (holes the jitter buffer did not absorb).
+    public var underruns: Int { player.statistics.underruns }
+    /// The jitter buffer's pre-roll now, and the largest this connection needed.
+    public var jitterBuffer: (current: Duration, largest: Duration) { (jitter.preRoll, jitter.largestPreRoll) }
+
+    public var jitterReport: JitterBufferReport? {
+        JitterBufferReport(underruns: underruns, preRoll: jitter.preRoll, largestPreRoll: jitter.largestPreRoll)
     }
 
     public var name: String { "speaker '\(deviceName)'" }
@@ -58,6 +84,8 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
     public func play(_ chunk: AudioChunk) throws(ReplyPlayerError) -> Bool {
         if let failure = control.failure.withLock({ $0 }) { throw failure }
         startIfNeeded()
+        jitter.chunkArrived(at: now() - origin, audio: .seconds(Double(chunk.samples.count) / max(chunk.sampleRate.hertz, 1)))
+        player.setPreRoll(jitter.preRoll)
         do {
             try player.play(chunk)
         } catch {
@@ -77,12 +105,14 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
     }
 
     public func cut() throws(ReplyPlayerError) {
+        jitter.replyEnded()
         try player.interrupt()
     }
 
     /// Lets the converter's last samples of the reply out and marks the end of the stream, so
     /// the reply's tail is not held back until the next one.
     public func replyEnded() throws(ReplyPlayerError) {
+        jitter.replyEnded()
         try player.replyEnded()
     }
 
@@ -103,6 +133,7 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
         guard thread == nil else { return }
         control.running.store(true, ordering: .releasing)
         let (player, control, delay, observer) = (self.player, self.control, self.delay, self.periodObserver)
+        let leadFrames = Int((player.format.sampleRate.hertz * Self.renderLead.seconds).rounded())
         let render = Thread {
             let clock = ContinuousClock()
             let start = clock.now
@@ -111,7 +142,7 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
                 // Read before rendering: a chunk queued after this is not covered by a drain below.
                 let covered = control.queuedChunks.load(ordering: .acquiring)
                 do throws(ReplyPlayerError) {
-                    try player.renderPeriod()
+                    if rendered < leadFrames { try player.renderSilencePeriod() } else { try player.renderPeriod() }
                 } catch {
                     control.failure.withLock { $0 = error }
                     control.running.store(false, ordering: .releasing)
@@ -134,7 +165,7 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
                 }
                 // Never more than 100 ms ahead of the clock, whatever the device takes; a stop
                 // request ends the wait at once.
-                let due = start + .seconds(Double(rendered) / player.format.sampleRate.hertz) - .milliseconds(100)
+                let due = start + .seconds(Double(rendered) / player.format.sampleRate.hertz) - Self.renderLead
                 let now = clock.now
                 if now < due { control.stopRequested.wait(seconds: (due - now).seconds) }
             }

@@ -23,6 +23,8 @@ public final class ReopeningReplyOutput: ReplyOutput {
     /// Seconds played by outputs that failed.
     private var secondsBefore = 0.0
     private var framesCutBefore = 0
+    private var underrunsBefore = 0
+    private var lastReport: JitterBufferReport?
     private var retryAt: ContinuousClock.Instant?
     private var drained: (@Sendable (Int) -> Void)?
     public private(set) var chunksQueued = 0
@@ -53,6 +55,13 @@ public final class ReopeningReplyOutput: ReplyOutput {
     }
 
     public var framesCut: Int { framesCutBefore + (current?.framesCut ?? 0) }
+
+    /// The current device's jitter buffer, its underruns added to those of the devices lost.
+    public var jitterReport: JitterBufferReport? {
+        guard var report = current?.jitterReport ?? lastReport else { return nil }
+        report.underruns += underrunsBefore
+        return report
+    }
 
     public func play(_ chunk: AudioChunk) throws(ReplyPlayerError) -> Bool {
         chunksQueued += 1
@@ -97,6 +106,10 @@ public final class ReopeningReplyOutput: ReplyOutput {
     private func lose(_ output: any ReplyOutput, _ error: ReplyPlayerError) {
         secondsBefore += Double(output.framesPlayed) / output.sampleRate.hertz
         framesCutBefore += output.framesCut
+        if let report = output.jitterReport {
+            underrunsBefore += report.underruns
+            lastReport = JitterBufferReport(underruns: 0, preRoll: report.preRoll, largestPreRoll: report.largestPreRoll)
+        }
         try? output.finish()
         current = nil
         losses += 1

@@ -32,6 +32,28 @@ public protocol ReplyOutput: AnyObject {
     var sampleRate: SampleRate { get }
     /// Frames dropped by cuts.
     var framesCut: Int { get }
+    /// How the output absorbed network jitter, for an output that plays in real time; nil otherwise.
+    var jitterReport: JitterBufferReport? { get }
+}
+
+extension ReplyOutput {
+    public var jitterReport: JitterBufferReport? { nil }
+}
+
+/// What a real-time output's jitter buffer did over a session.
+public struct JitterBufferReport: Sendable, Hashable {
+    /// Replies that ran dry and then resumed: holes the buffer did not absorb.
+    public var underruns: Int
+    /// The pre-roll at the end of the session.
+    public var preRoll: Duration
+    /// The largest pre-roll the connection needed.
+    public var largestPreRoll: Duration
+
+    public init(underruns: Int, preRoll: Duration, largestPreRoll: Duration) {
+        self.underruns = underruns
+        self.preRoll = preRoll
+        self.largestPreRoll = largestPreRoll
+    }
 }
 
 /// Reply audio into a Float32 audio file through a ``ReplyPlayer``: exactly what a player would

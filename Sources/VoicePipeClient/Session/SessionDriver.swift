@@ -120,6 +120,8 @@ public struct SessionReport: Sendable {
     public let outputSampleRate: SampleRate
     /// A playback failure, if reply audio was lost.
     public let playbackError: ReplyPlayerError?
+    /// The speaker's jitter buffer: underruns and pre-roll (nil for a file or no output).
+    public let jitter: JitterBufferReport?
 
     /// True when the runtime confirmed the end (or closed in order after `session.end`).
     public var endedCleanly: Bool { machine.state == .disconnected }
@@ -283,7 +285,7 @@ public final class SessionDriver: @unchecked Sendable {
             captureEnding: fileSource?.ending, captureProblems: captureProblems,
             captureFramesDropped: deviceFrames.dropped.load(ordering: .relaxed),
             outputName: output.name, outputFrames: output.framesPlayed, outputSampleRate: output.sampleRate,
-            playbackError: playbackError)
+            playbackError: playbackError, jitter: output.jitterReport)
         return report
     }
 

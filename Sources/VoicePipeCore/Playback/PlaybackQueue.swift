@@ -38,7 +38,7 @@ public struct PlaybackQueueOptions: Sendable, Hashable {
 }
 
 /// The queue between reply decoding and a player: chunks in arrival order, a pre-roll before
-/// playback starts, silence (counted) when it runs dry, and an interruption that cuts at once
+/// playback starts (or until the first audio has waited that long), silence (counted) when it runs dry, and an interruption that cuts at once
 /// with a short fade so the cut does not click. ``ReplyPlayer`` fills it and renders from it.
 ///
 /// One producer thread calls ``enqueue(_:)`` and ``markEndOfStream()``; one consumer (the audio
@@ -61,7 +61,9 @@ public final class PlaybackQueue: @unchecked Sendable {
         public var playedFrames: Int
         /// Frames of silence rendered because nothing was ready (pre-roll, underruns, idle).
         public var silenceFrames: Int
-        /// Times the queue ran dry while playing, before the end of the stream.
+        /// Holes in a reply: times the queue ran dry while playing, before the end of the
+        /// stream, and more of the same reply came after (a reply that simply ended before its
+        /// end was marked is not one).
         public var underruns: Int
         /// Frames dropped by interruptions.
         public var droppedFrames: Int
@@ -73,8 +75,8 @@ public final class PlaybackQueue: @unchecked Sendable {
     public let format: PlayerFormat
     /// Frames the queue can hold.
     public let capacity: Int
-    /// Frames buffered before playback starts.
-    public let preRollFrames: Int
+    /// Frames buffered before playback starts (set again by ``setPreRoll(frames:)``).
+    public var preRollFrames: Int { preRoll.load(ordering: .relaxed) }
     /// Frames over which an interrupted reply fades out.
     public let fadeFrames: Int
 
@@ -93,6 +95,11 @@ public final class PlaybackQueue: @unchecked Sendable {
     private let underrunCount = Atomic<Int>(0)
     private let dropped = Atomic<Int>(0)
     private let interruptionCount = Atomic<Int>(0)
+    private let preRoll: Atomic<Int>
+    /// Where the consumer ran dry mid-reply (−1: it has not, or the reply ended or was cut there;
+    /// −2: the reply's end is being queued):
+    /// more audio for the same reply makes that dry spell an underrun, a hole in the reply.
+    private let dryAt = Atomic<Int>(-1)
 
     // Consumer-only state.
     private var playing = false
@@ -100,6 +107,8 @@ public final class PlaybackQueue: @unchecked Sendable {
     private var fadeStart = 0
     private var fadeEnd = 0
     private var dropTo = 0
+    /// Frames of silence rendered while audio waited for the pre-roll.
+    private var waitedFrames = 0
 
     /// Builds a queue; all memory is allocated here.
     /// - Throws: ``PlaybackQueueError/optionOutOfRange(_:)``.
@@ -116,7 +125,7 @@ public final class PlaybackQueue: @unchecked Sendable {
         self.format = format
         let rate = format.sampleRate.hertz
         capacity = Int((options.capacitySeconds * rate).rounded(.up))
-        preRollFrames = Int((options.preRollMilliseconds / 1000 * rate).rounded())
+        preRoll = Atomic(Int((options.preRollMilliseconds / 1000 * rate).rounded()))
         fadeFrames = Int((options.fadeOutMilliseconds / 1000 * rate).rounded(.down))
         storage = .allocate(capacity: capacity * format.channelCount)
         storage.initialize(repeating: 0, count: capacity * format.channelCount)
@@ -147,13 +156,18 @@ public final class PlaybackQueue: @unchecked Sendable {
 
     // MARK: Producer
 
-    /// Queues a buffer after everything already queued. Producer thread only.
+    /// Queues a buffer after everything already queued. Audio that follows a dry spell of the
+    /// same reply counts that spell as an underrun. Producer thread only.
     /// - Throws: ``PlaybackQueueError/full(frames:free:)`` (nothing queued) or a channel mismatch.
     public func enqueue(_ buffer: borrowing PlaybackBuffer) throws(PlaybackQueueError) {
         guard buffer.channelCount == format.channelCount else {
             throw .channelCountMismatch(expected: format.channelCount, received: buffer.channelCount)
         }
         let write = written.load(ordering: .relaxed)
+        let dry = dryAt.load(ordering: .acquiring)
+        if buffer.frameCount > 0, dry >= 0, dryAt.compareExchange(expected: dry, desired: -1, ordering: .acquiringAndReleasing).exchanged, dry == write {
+            underrunCount.add(1, ordering: .relaxed)
+        }
         let free = capacity - (write - consumed.load(ordering: .acquiring))
         guard buffer.frameCount <= free else { throw .full(frames: buffer.frameCount, free: free) }
         let start = write % capacity
@@ -171,6 +185,23 @@ public final class PlaybackQueue: @unchecked Sendable {
     /// and running out after it is not an underrun. Producer thread only.
     public func markEndOfStream() {
         endBoundary.store(written.load(ordering: .relaxed), ordering: .releasing)
+        dryAt.store(-1, ordering: .releasing)
+    }
+
+    /// The reply's last samples (a converter's tail) follow, then its end is marked: a dry
+    /// spell before them is the reply ending, not a hole. Producer thread only.
+    public func replyEnding() {
+        dryAt.store(Self.replyEndingMark, ordering: .releasing)
+    }
+
+    /// `dryAt` between ``replyEnding()`` and ``markEndOfStream()``: no dry spell is recorded.
+    private static let replyEndingMark = -2
+
+    /// The pre-roll from now on (0 … 1000 ms of frames): a jitter buffer that follows the
+    /// network. Any thread; the next start of playback uses it.
+    public func setPreRoll(frames: Int) {
+        let limit = Int((format.sampleRate.hertz).rounded())
+        preRoll.store(min(max(frames, 0), limit), ordering: .relaxed)
     }
 
     // MARK: Any thread
@@ -179,6 +210,7 @@ public final class PlaybackQueue: @unchecked Sendable {
     /// reply starts with a fresh pre-roll. Audio queued after this call is kept.
     public func interrupt() {
         interruptBoundary.store(written.load(ordering: .acquiring), ordering: .releasing)
+        dryAt.store(-1, ordering: .releasing)
     }
 
     // MARK: Consumer
@@ -225,16 +257,22 @@ public final class PlaybackQueue: @unchecked Sendable {
             let available = write - read
             if !playing {
                 let end = endBoundary.load(ordering: .acquiring)
-                if available > 0 && (available >= preRollFrames || end > read) {
+                // Playback starts once the pre-roll is queued, the reply has ended, or the audio
+                // has waited as long as the pre-roll lasts (a short reply is never held back).
+                let preRollFrames = self.preRollFrames
+                if available > 0 && (available >= preRollFrames || end > read || waitedFrames >= preRollFrames) {
                     playing = true
+                    waitedFrames = 0
                 } else {
+                    if available > 0 { waitedFrames += frameCount - out } else { waitedFrames = 0 }
                     break
                 }
             }
             if available == 0 {
-                // Running dry exactly at the end of a reply is its end; anywhere else, an underrun.
+                // Running dry exactly at the end of a reply is its end; anywhere else it is an
+                // underrun if more of the reply follows (counted when it is queued).
                 if endBoundary.load(ordering: .acquiring) != read {
-                    underrunCount.add(1, ordering: .relaxed)
+                    _ = dryAt.compareExchange(expected: -1, desired: read, ordering: .acquiringAndReleasing)
                 }
                 playing = false
                 break

@@ -124,6 +124,12 @@ public final class ReplyPlayer: @unchecked Sendable {
     /// The queue's counters (played, dropped, silence, underruns).
     public var statistics: PlaybackQueue.Statistics { queue.statistics }
 
+    /// The queue's pre-roll from its next start on (a jitter buffer following the network).
+    public func setPreRoll(_ duration: Duration) {
+        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        queue.setPreRoll(frames: Int((seconds * format.sampleRate.hertz).rounded()))
+    }
+
     /// Converts a chunk and queues it; on the caller's thread, plays what the queue holds beyond its pre-roll.
     public func play(_ chunk: AudioChunk) throws(ReplyPlayerError) {
         try play(chunk.samples, sampleRate: chunk.sampleRate)
@@ -149,6 +155,13 @@ public final class ReplyPlayer: @unchecked Sendable {
         if case .onCallersThread = rendering { try render(keeping: queue.preRollFrames) }
     }
 
+    /// Builds the converter for chunks at `sampleRate` now, so the first reply does not wait for
+    /// its filter to be designed (a real-time output's first chunk would otherwise be late).
+    /// - Throws: ``ReplyPlayerError/unplayableChunk(sampleRate:_:)`` for a rate it cannot convert.
+    public func prepare(for sampleRate: SampleRate) throws(ReplyPlayerError) {
+        _ = try converter(for: sampleRate)
+    }
+
     /// Cuts what is queued (with the queue's fade) and starts the next reply fresh.
     public func interrupt() throws(ReplyPlayerError) {
         queue.interrupt()
@@ -159,6 +172,7 @@ public final class ReplyPlayer: @unchecked Sendable {
     /// The reply is over: the converter's last samples are queued and the queue is told, so they
     /// play out now instead of waiting for the next reply (on the caller's thread, at once).
     public func replyEnded() throws(ReplyPlayerError) {
+        queue.replyEnding()
         try flushConverter()
         queue.markEndOfStream()
         if case .onCallersThread = rendering { try render(keeping: 0) }
@@ -189,6 +203,19 @@ public final class ReplyPlayer: @unchecked Sendable {
             throw .sink(error)
         }
         return audio
+    }
+
+    /// Renders one period of silence to the sink without taking anything from the queue: a
+    /// render thread's first periods, which fill the device's buffer before any reply is taken.
+    /// - Throws: ``ReplyPlayerError/sink(_:)`` when the sink fails.
+    public func renderSilencePeriod() throws(ReplyPlayerError) {
+        let frames = renderPeriodFrames
+        period.update(repeating: 0, count: frames * format.channelCount)
+        do {
+            try sink.play(PlaybackBuffer(base: period, frameCount: frames, channelCount: format.channelCount, channelStride: frames))
+        } catch {
+            throw .sink(error)
+        }
     }
 
     /// The first channel of the period the last ``renderPeriod()`` gave the sink (after fades and

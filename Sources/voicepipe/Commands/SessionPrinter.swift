@@ -59,8 +59,17 @@ final class SessionPrinter: Sendable {
         }
         let seconds = Duration.seconds(Double(report.outputFrames) / report.outputSampleRate.hertz)
         emit("reply audio: \(SessionTimeline.seconds(seconds)) to \(report.outputName)")
+        if let jitter = report.jitter, report.machine.counters.replyChunks > 0 {
+            let holes = jitter.underruns == 0 ? "no underrun" : "\(jitter.underruns) underrun\(jitter.underruns == 1 ? "" : "s") (a reply ran dry and resumed)"
+            emit("jitter buffer: \(Self.milliseconds(jitter.preRoll)) at the end, \(Self.milliseconds(jitter.largestPreRoll)) at most; \(holes)")
+        }
         if report.captureFramesDropped > 0 { emit("microphone frames dropped (the session fell behind): \(report.captureFramesDropped)") }
         if case .truncated = report.captureEnding { emit("the input file ended early (truncated); everything in it was sent") }
+    }
+
+    /// "120 ms".
+    static func milliseconds(_ duration: Duration) -> String {
+        "\(Int((Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15).rounded())) ms"
     }
 
     /// Prints more summary lines (nothing with --quiet).
