@@ -1036,6 +1036,7 @@ class Settings:
     summary: bool = False
     quiet: bool = False
     misbehave_on: int | None = None
+    reply_bursts: float | None = None
 
     def for_connection(self, number: int) -> "Settings":
         """The settings connection `number` (from 1) is served with: past `--misbehave-on` the
@@ -1044,7 +1045,7 @@ class Settings:
             return self
         return dataclasses.replace(self, drop_after=None, close_after=None, refuse_status=None, stall_after=None,
                                    oversized=None, invalid_utf8=False, wrong_accept=False, cut_mid_message=None,
-                                   oversized_ping=None, reset_after=None)
+                                   oversized_ping=None, reset_after=None, reply_bursts=None)
 
 
 # MARK: - SigV4 on the handshake
@@ -1274,6 +1275,8 @@ class RuntimeConnection:
         self.received = 0
         self.sent = 0
         self.stalled = False
+        # With --reply-bursts: until when (monotonic ns) reply chunks go out at once, as one burst.
+        self.burst_until = 0
         self.audio_received = AudioTally()
         self.audio_sent = AudioTally()
         self.interruptions_sent = 0
@@ -1438,6 +1441,8 @@ class RuntimeConnection:
                 if action.kind == "close":
                     await self.connection.close(1000)
                     return
+                if self.settings.reply_bursts and action.message["type"] == "audio.chunk":
+                    await self._hold_for_burst()
                 await self._send_text(encode_message(action.message), action.message["type"])
                 self._count_sent(action.message)
                 if action.tag == "greeting":
@@ -1445,6 +1450,18 @@ class RuntimeConnection:
             except ConnectionClosed:
                 self.runtime.closed()
             await asyncio.sleep(0)  # lets the client's messages in between the chunks of a burst
+
+    async def _hold_for_burst(self) -> None:
+        """Waits for the next burst boundary (a multiple of --reply-bursts on the monotonic clock):
+        chunks falling due in between go out together when it comes (those already due when it
+        comes are the same burst)."""
+        now = now_ns()
+        if now < self.burst_until:
+            return
+        period = int(self.settings.reply_bursts * 1_000_000)
+        boundary = now + (-now % period)
+        await asyncio.sleep((boundary - now) / SECOND)
+        self.burst_until = boundary + 5_000_000
 
     async def _sleep_until(self, deadline: int | None) -> None:
         """Waits for the next message, or for `deadline` (monotonic nanoseconds)."""
@@ -1696,6 +1713,9 @@ def parse_settings(argv: list[str]) -> Settings:
         help="after the greeting, send a ping frame of BYTES payload bytes (over 125 breaks RFC 6455)")
     add("--reset-after", type=int, metavar="N",
         help="after the N-th message received, reset the TCP connection (RST)")
+    add("--reply-bursts", type=float, metavar="MS",
+        help="hold reply audio back and send it in bursts every MS milliseconds (up to MS late, real-time pace on "
+             "average), as a poor mobile network delivers it")
     add("--misbehave-on", type=int, metavar="N",
         help="the misbehaviour switches apply to the first N connections only; later ones behave")
     add("--require-sigv4", choices=("presign", "header", "any"),
@@ -1720,7 +1740,8 @@ def parse_settings(argv: list[str]) -> Settings:
         stall_after=args.stall_after, oversized=args.oversized, invalid_utf8=args.invalid_utf8,
         wrong_accept=args.wrong_accept, cut_mid_message=args.cut_mid_message,
         oversized_ping=args.oversized_ping, reset_after=args.reset_after, sigv4=sigv4,
-        summary=args.summary, quiet=args.quiet, receive_buffer=args.receive_buffer, misbehave_on=args.misbehave_on)
+        summary=args.summary, quiet=args.quiet, receive_buffer=args.receive_buffer, misbehave_on=args.misbehave_on,
+        reply_bursts=args.reply_bursts)
 
 
 def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -1739,6 +1760,8 @@ def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) 
         parser.error("--oversized-ping must be 0 to 65535")
     if args.ping_interval is not None and args.ping_interval <= 0:
         parser.error("--ping-interval must be positive")
+    if args.reply_bursts is not None and not 1 <= args.reply_bursts <= 10_000:
+        parser.error("--reply-bursts must be 1 to 10000 ms")
     try:
         Close(args.close_code, args.close_reason).serialize()
     except Exception as error:

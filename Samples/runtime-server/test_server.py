@@ -375,6 +375,23 @@ class ProtocolTests(ServerTestCase):
         took = replies[-1][0] - text_sent
         self.assertTrue(22 * 0.020 <= took < 5, f"the last of 23 chunks of 20 ms arrived {took:.3f} s after the text")
 
+    def test_reply_bursts_hold_chunks_back_and_send_them_together_on_the_boundaries(self):
+        server = self.server("--reply-bursts", "200")
+        with connect(server.url) as ws:
+            ws.send(start())
+            ws.recv(timeout=5)
+            ws.send(message("text.input", text="hi"))
+            arrivals = []
+            while len(arrivals) < 23:
+                if json.loads(ws.recv(timeout=5))["type"] == "audio.chunk":
+                    arrivals.append(time.monotonic())
+        # 23 chunks of 20 ms over about 0.46 s come in two or three bursts 200 ms apart: within a
+        # burst a few milliseconds apart, between bursts at least 100 ms.
+        gaps = [later - earlier for earlier, later in zip(arrivals, arrivals[1:])]
+        long = [gap for gap in gaps if gap > 0.1]
+        self.assertTrue(1 <= len(long) <= 3, f"gaps between chunks: {[round(g, 3) for g in gaps]}")
+        self.assertTrue(all(gap < 0.03 or 0.1 < gap < 0.3 for gap in gaps), f"gaps: {[round(g, 3) for g in gaps]}")
+
     def test_voice_over_a_reply_interrupts_it(self):
         server = self.server()
         loud = tone_burst(lead=0, tone=0.032, tail=0)

@@ -146,6 +146,66 @@ import VoicePipeTestSupport
         #expect(!result.stderr.contains("s3cret-arg") && !result.stdout.contains("s3cret-arg"))
     }
 
+    /// Reply audio held back by the network and sent in bursts every 200 ms, played on a speaker
+    /// (an ALSA file PCM, so what it played can be read back): the first reply teaches the jitter
+    /// buffer how late chunks come, and the second plays without a hole.
+    @Test func repliesSentInBurstsPlayWithoutAHoleOnceTheJitterBufferHasAdapted() throws {
+        let home = try TemporaryDirectory()
+        let played = home.path("played.raw")
+        _ = try home.file(".asoundrc", Array("""
+            pcm.replyfile { type file slave.pcm null file "\(played)" format raw }
+            """.utf8))
+        // Two tones over a quiet room (−50 dBFS noise, under the gate): the runtime's replies are
+        // the turns' audio, never digital silence, so any silence inside a reply is a hole.
+        let tone = Signals.sine(frequency: 440, amplitude: 0.5, sampleRate: 16_000, frames: 16_000)
+        var signal = Signals.noise(amplitude: 0.003, frames: 16_000 * 7, seed: 7)
+        for (index, value) in tone.enumerated() {
+            signal[index] += value
+            signal[16_000 * 4 + index] += value
+        }
+        let input = try home.file("two-turns.wav", Array(WAVBytes.pcm16(rate: 16_000, channels: 1, samples: Signals.int16(signal))))
+        let server = try RuntimeServer(["--reply-bursts", "200"])
+        defer { server.stop() }
+        let result = try CommandRunner.run(["session", input, "--url", server.url + "/voice", "--speaker", "replyfile"], environment: ["HOME": home.path("")])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout.contains("turns: 2 (2 spoken, 0 typed)"), "\(result.stdout)")
+        #expect(result.stdout.contains("jitter buffer: "), "\(result.stdout)")
+
+        // What the speaker played: 48 kHz stereo Float32, digital silence between the replies.
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: played))
+        let left: [Float] = bytes.withUnsafeBytes { raw in
+            let floats = raw.bindMemory(to: Float.self)
+            return stride(from: 0, to: floats.count - 1, by: 2).map { floats[$0] }
+        }
+        // Silences of 1 ms or more: over 0.5 s they separate the replies; shorter ones are holes.
+        var silences: [Range<Int>] = []
+        var run = 0
+        for (index, sample) in left.enumerated() {
+            if sample == 0 { run += 1; continue }
+            if run >= 48 { silences.append(index - run..<index) }
+            run = 0
+        }
+        // The replies: what lies between the long silences, trimmed to their first and last sound.
+        var replies: [Range<Int>] = []
+        var from = 0
+        for separator in silences.filter({ $0.count >= 24_000 }) + [left.count..<left.count] {
+            if let first = left[from..<separator.lowerBound].firstIndex(where: { $0 != 0 }),
+               let last = left[from..<separator.lowerBound].lastIndex(where: { $0 != 0 }) {
+                replies.append(first..<last + 1)
+            }
+            from = separator.upperBound
+        }
+        #expect(replies.count == 2, "\(replies)")
+        guard replies.count == 2 else { return }
+        // The converter's last few samples of a reply play when the reply is over, after the
+        // playback gap (300 ms): a silence followed only by them is that wait, not a hole.
+        func holes(_ reply: Range<Int>) -> [Int] {
+            silences.filter { reply.contains($0.lowerBound) && reply.upperBound - $0.upperBound >= 240 }.map(\.count)
+        }
+        #expect(holes(replies[1]).isEmpty, "holes in the second reply (frames): \(holes(replies[1])); in the first: \(holes(replies[0]))")
+        #expect(replies[1].count > 48_000, "\(replies[1].count) frames of the second reply")
+    }
+
     @Test func aRotationMidStreamAccountsForEveryFrame() throws {
         let directory = try TemporaryDirectory()
         // A tone, a pause of digital silence and a second tone: two turns, with quiet ready moments between.
