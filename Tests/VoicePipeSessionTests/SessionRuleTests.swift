@@ -529,8 +529,9 @@ struct SessionRuleTests {
         // Still connected: the session has not ended, so it is reported as stopped, not ok.
         #expect(JSONWriter.string(.object(json)) == """
             {"version":1,"status":"stopped","failure":"stopped ready","failureKind":"stopped","durationSeconds":4,\
-            "turns":[{"number":1,"kind":"voice","speechSeconds":0.8,"latencySeconds":1.1},{"number":2,"kind":"text","speechSeconds":null,"latencySeconds":0.25}],\
-            "turnLatencies":[1.1,0.25],"turnLatency":{"count":2,"median":0.25,"p90":1.1,"p95":1.1,"p99":1.1,"max":1.1},\
+            "turns":[{"number":1,"kind":"voice","speechSeconds":0.8,"latencySeconds":1.1,"latencyToEarSeconds":null},\
+            {"number":2,"kind":"text","speechSeconds":null,"latencySeconds":0.25,"latencyToEarSeconds":null}],\
+            "turnLatencies":[1.1,0.25],"turnLatency":{"count":2,"median":0.25,"p90":1.1,"p95":1.1,"p99":1.1,"max":1.1},"turnLatencyToEar":null,\
             "audioSent":{"seconds":1.312,"frames":41,"keepAlives":0,"framesDropped":0},"audioReceived":{"seconds":0.04,"chunks":2},\
             "interruptions":0,"toolCalls":{"count":0,"overBudget":0,"unpaired":0},\
             "reconnections":{"count":0,"framesHeld":0,"framesDroppedWhileAway":0,"repliesCut":0},"audioLosses":0,"typedTextsNeverSent":0}

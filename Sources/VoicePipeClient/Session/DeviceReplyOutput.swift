@@ -36,6 +36,8 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
     private let control: RenderControl
     private var thread: Thread?
     private var jitter = ReplyJitter()
+    /// The token of the next chunk to watch until it is heard (``markNextChunk(_:)``).
+    private var markedToken: Int?
     private let now: () -> ContinuousClock.Instant
     private let origin: ContinuousClock.Instant
     public private(set) var chunksQueued = 0
@@ -81,9 +83,21 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
     public var framesPlayed: Int { player.framesPlayed }
     public var framesCut: Int { player.statistics.droppedFrames }
 
+    public func markNextChunk(_ token: Int) {
+        markedToken = token
+    }
+
+    public func reportHeard(to handler: @escaping @Sendable (_ token: Int, _ delay: Duration) -> Void) {
+        control.heard.withLock { $0 = handler }
+    }
+
     public func play(_ chunk: AudioChunk) throws(ReplyPlayerError) -> Bool {
         if let failure = control.failure.withLock({ $0 }) { throw failure }
         startIfNeeded()
+        if let token = markedToken {
+            markedToken = nil
+            control.watch(HeardWatch(position: player.queueWrittenPosition, token: token, handedAt: MonotonicClock.nanoseconds()))
+        }
         jitter.chunkArrived(at: now() - origin, audio: .seconds(Double(chunk.samples.count) / max(chunk.sampleRate.hertz, 1)))
         player.setPreRoll(jitter.preRoll)
         do {
@@ -141,6 +155,7 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
             while control.running.load(ordering: .acquiring) {
                 // Read before rendering: a chunk queued after this is not covered by a drain below.
                 let covered = control.queuedChunks.load(ordering: .acquiring)
+                let consumedBefore = player.queueConsumedPosition
                 do throws(ReplyPlayerError) {
                     if rendered < leadFrames { try player.renderSilencePeriod() } else { try player.renderPeriod() }
                 } catch {
@@ -148,14 +163,20 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
                     control.running.store(false, ordering: .releasing)
                     break
                 }
-                if let observer {
+                let watching = control.watchCount.load(ordering: .acquiring) > 0
+                if observer != nil || watching {
                     let now = MonotonicClock.nanoseconds()
                     // A period is never heard before it is written: a device that reports less
                     // delay than that (one that leaves latency out) is stamped at the writing.
                     let ahead = Double(max(0, (delay.hardware.playbackDelayFrames ?? player.renderPeriodFrames) - player.renderPeriodFrames))
-                    let stamp = PlayedPeriodStamp(framePosition: rendered,
-                                                  instant: now + Int64((ahead * 1e9 / player.format.sampleRate.hertz).rounded()))
-                    observer(PlayedPeriod(samples: player.lastRenderedPeriod, sampleRate: player.format.sampleRate, stamp: stamp))
+                    let heardAt = now + Int64((ahead * 1e9 / player.format.sampleRate.hertz).rounded())
+                    if let observer {
+                        let stamp = PlayedPeriodStamp(framePosition: rendered, instant: heardAt)
+                        observer(PlayedPeriod(samples: player.lastRenderedPeriod, sampleRate: player.format.sampleRate, stamp: stamp))
+                    }
+                    if watching {
+                        control.reportHeard(consumed: consumedBefore..<player.queueConsumedPosition, periodHeardAt: heardAt, rate: player.format.sampleRate)
+                    }
                 }
                 rendered += player.renderPeriodFrames
                 control.periodRendered()
@@ -195,6 +216,41 @@ private final class RenderControl: Sendable {
     let failure = Guarded<ReplyPlayerError?>(nil)
     /// Told when everything queued has played.
     let drained = Guarded<(@Sendable (Int) -> Void)?>(nil)
+    /// Told when a watched chunk's first sample is heard.
+    let heard = Guarded<(@Sendable (Int, Duration) -> Void)?>(nil)
+    /// Chunks waiting to be heard, by their queue position; the count spares the render thread
+    /// the lock while there are none.
+    private let watches = Guarded<[HeardWatch]>([])
+    let watchCount = Atomic<Int>(0)
+
+    /// Driver thread: watches a chunk that starts at queue position `watch.position`.
+    func watch(_ watch: HeardWatch) {
+        watches.withLock { $0.append(watch) }
+        watchCount.add(1, ordering: .releasing)
+    }
+
+    /// Render thread: the period just written took queue positions `consumed` and its first
+    /// frame is heard at `periodHeardAt` (monotonic ns): a watched chunk that starts inside it is
+    /// heard that far into the period; one the queue dropped (a cut) before it played is let go.
+    func reportHeard(consumed: Range<Int>, periodHeardAt: Int64, rate: SampleRate) {
+        let (due, removed) = watches.withLock { list -> ([(Int, Duration)], Int) in
+            var due = [(Int, Duration)]()
+            let before = list.count
+            list.removeAll { watch in
+                guard watch.position < consumed.upperBound else { return false }
+                if watch.position >= consumed.lowerBound {
+                    let heardAt = periodHeardAt + Int64((Double(watch.position - consumed.lowerBound) * 1e9 / rate.hertz).rounded())
+                    due.append((watch.token, .nanoseconds(heardAt - watch.handedAt)))
+                }
+                return true
+            }
+            return (due, before - list.count)
+        }
+        if removed > 0 { watchCount.subtract(removed, ordering: .releasing) }
+        guard !due.isEmpty else { return }
+        let handler = heard.withLock { $0 }
+        for (token, delay) in due { handler?(token, delay) }
+    }
     /// Posted by the render thread after a period while the driver's thread waits, and when it stops.
     let rendered = WakeSignal()
     /// Posted once to stop the render thread: it ends its pacing wait at once.
@@ -229,4 +285,13 @@ private final class RenderControl: Sendable {
         running.store(false, ordering: .releasing)
         stopRequested.signal()
     }
+}
+
+/// A chunk watched until its first sample is heard.
+struct HeardWatch: Sendable {
+    /// Its first frame's position in the playback queue.
+    let position: Int
+    let token: Int
+    /// When it was handed to the output (monotonic ns).
+    let handedAt: Int64
 }

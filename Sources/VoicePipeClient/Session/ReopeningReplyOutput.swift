@@ -27,6 +27,7 @@ public final class ReopeningReplyOutput: ReplyOutput {
     private var lastReport: JitterBufferReport?
     private var retryAt: ContinuousClock.Instant?
     private var drained: (@Sendable (Int) -> Void)?
+    private var heard: (@Sendable (Int, Duration) -> Void)?
     public private(set) var chunksQueued = 0
     /// Times the device failed.
     public private(set) var losses = 0
@@ -92,6 +93,13 @@ public final class ReopeningReplyOutput: ReplyOutput {
         hook(current)
     }
 
+    public func markNextChunk(_ token: Int) { current?.markNextChunk(token) }
+
+    public func reportHeard(to handler: @escaping @Sendable (_ token: Int, _ delay: Duration) -> Void) {
+        heard = handler
+        current?.reportHeard(to: handler)
+    }
+
     public func finish() throws(ReplyPlayerError) {
         guard let output = current else { return }
         do { try output.finish() } catch { lose(output, error) }
@@ -125,6 +133,7 @@ public final class ReopeningReplyOutput: ReplyOutput {
             current = output
             self.retryAt = nil
             hook(output)
+            if let heard { output.reportHeard(to: heard) }
             onChange("\(name) is back")
         } catch {
             self.retryAt = now() + interval

@@ -34,10 +34,18 @@ public protocol ReplyOutput: AnyObject {
     var framesCut: Int { get }
     /// How the output absorbed network jitter, for an output that plays in real time; nil otherwise.
     var jitterReport: JitterBufferReport? { get }
+    /// Watches the next chunk given to ``play(_:)``: when its first sample is heard, the handler
+    /// given to ``reportHeard(to:)`` is told `token`. An output that cannot tell does nothing.
+    func markNextChunk(_ token: Int)
+    /// Has `handler` called, from any thread, when a marked chunk's first sample was heard, with
+    /// its token and how long after its ``play(_:)`` that was.
+    func reportHeard(to handler: @escaping @Sendable (_ token: Int, _ delay: Duration) -> Void)
 }
 
 extension ReplyOutput {
     public var jitterReport: JitterBufferReport? { nil }
+    public func markNextChunk(_ token: Int) {}
+    public func reportHeard(to handler: @escaping @Sendable (_ token: Int, _ delay: Duration) -> Void) {}
 }
 
 /// What a real-time output's jitter buffer did over a session.
@@ -142,6 +150,9 @@ public final class TallyingReplyOutput: ReplyOutput {
     public var framesPlayed: Int { output.framesPlayed }
     public var framesCut: Int { output.framesCut }
     public var chunksQueued: Int { output.chunksQueued }
+    public var jitterReport: JitterBufferReport? { output.jitterReport }
+    public func markNextChunk(_ token: Int) { output.markNextChunk(token) }
+    public func reportHeard(to handler: @escaping @Sendable (_ token: Int, _ delay: Duration) -> Void) { output.reportHeard(to: handler) }
 
     public func play(_ chunk: AudioChunk) throws(ReplyPlayerError) -> Bool {
         tally.add(chunk.samples)

@@ -150,6 +150,8 @@ public final class SessionDriver: @unchecked Sendable {
         case captureEnded(String?)
         /// The running pump of this generation lost its device (a reopenable capture only).
         case captureLost(String, generation: Int)
+        /// The speaker played the first sample of turn `turn`'s reply `delay` after it was handed over.
+        case replyHeard(turn: Int, delay: Duration)
         case playbackDrained(chunks: Int)
         case type(String)
         case end
@@ -254,6 +256,7 @@ public final class SessionDriver: @unchecked Sendable {
     public func run() -> SessionReport {
         // A real-time output reports its drains into the inbox; holding the inbox, not the driver, makes no cycle.
         output.reportDrained { [inbox] chunks in inbox.post(.playbackDrained(chunks: chunks)) }
+        output.reportHeard { [inbox] turn, delay in inbox.post(.replyHeard(turn: turn, delay: delay)) }
         listen(to: transport, as: 0)
         let startedAt = clock.now
         if let reason = options.audioUnavailable { apply(machine.audioUnavailable(reason, at: startedAt)) }
@@ -407,6 +410,8 @@ public final class SessionDriver: @unchecked Sendable {
             apply(machine.audioLost("\(reopen.name) failed: \(problem); trying it again every \(reopen.interval.formattedSeconds)", at: now))
         case .playbackDrained(let chunks):
             if chunks == output.chunksQueued { apply(machine.playbackDrained(at: now)) }
+        case .replyHeard(let turn, let delay):
+            apply(machine.replyHeard(turn: turn, after: delay, at: now))
         case .type(let text):
             typeNow(text)
         case .end:
@@ -631,6 +636,8 @@ public final class SessionDriver: @unchecked Sendable {
         case .closeReplacedTransport:
             retiring[connectionNumber - 1]?.close()
         case .note(let note):
+            // The reply about to play answers this turn: the speaker says when it is heard.
+            if case .turnAnswered(let turn) = note, !outputBroken { output.markNextChunk(turn.number) }
             report(.note(note), at: now)
         }
     }

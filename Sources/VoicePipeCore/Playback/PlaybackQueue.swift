@@ -141,6 +141,11 @@ public final class PlaybackQueue: @unchecked Sendable {
         fadeGains.deallocate()
     }
 
+    /// Frames queued since the queue was made: where the next buffer's first frame will be.
+    public var writtenPosition: Int { written.load(ordering: .acquiring) }
+    /// Frames rendered (or dropped) since the queue was made: where rendering has got to.
+    public var consumedPosition: Int { consumed.load(ordering: .acquiring) }
+
     /// Frames queued and not yet rendered.
     public var queuedFrames: Int {
         written.load(ordering: .acquiring) - consumed.load(ordering: .acquiring)

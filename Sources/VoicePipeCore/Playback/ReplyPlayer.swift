@@ -117,6 +117,10 @@ public final class ReplyPlayer: @unchecked Sendable {
 
     /// Frames queued and not yet rendered.
     public var queuedFrames: Int { queue.queuedFrames }
+    /// The queue's positions (frames since it was made): where the next audio goes, and where
+    /// rendering has got to.
+    public var queueWrittenPosition: Int { queue.writtenPosition }
+    public var queueConsumedPosition: Int { queue.consumedPosition }
 
     /// Interruptions applied so far.
     public var interruptions: Int { queue.statistics.interruptions }

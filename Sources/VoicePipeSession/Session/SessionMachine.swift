@@ -253,6 +253,19 @@ public struct SessionMachine: Sendable {
         return scheduling(&actions)
     }
 
+    /// The first reply audio of turn `number` was heard `delay` after it was handed to the
+    /// output (the speaker's report): the turn's latency to the ear is known.
+    public mutating func replyHeard(turn number: Int, after delay: Duration, at now: SessionInstant) -> [SessionAction] {
+        var actions = [SessionAction]()
+        guard let index = ledger.turns.firstIndex(where: { $0.number == number }), ledger.turns[index].firstReplyAudioAt != nil,
+              ledger.turns[index].heardDelay == nil else {
+            ignore("reply heard", &actions)
+            return scheduling(&actions)
+        }
+        ledger.turns[index].heardDelay = max(delay, .zero)
+        return scheduling(&actions)
+    }
+
     /// One captured frame (16 kHz mono, as the capture converter makes them): sent while the
     /// session is live (held while a rotation opens), and fed to the voice gate. The gate opening
     /// is `talking`; closing after its hang-over ends the turn → `thinking`. The driver reports

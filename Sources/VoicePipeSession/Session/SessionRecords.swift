@@ -94,9 +94,22 @@ public struct TurnRecord: Sendable, Hashable {
     /// backlog when the connection ended): withdrawn, and the text queued again for a later turn.
     public internal(set) var wasWithdrawn = false
 
-    /// Turn latency: from the end of the user's speech to the first reply audio played.
+    /// How long after the first reply audio was handed to the output it was heard: what was
+    /// queued ahead of it and the speaker's own delay (ALSA's delay report); nil for a file, or
+    /// until the speaker has played it.
+    public internal(set) var heardDelay: Duration?
+
+    /// Turn latency as handed off: from the end of the user's speech to the first reply audio
+    /// given to the output.
     public var latency: Duration? {
         firstReplyAudioAt.map { $0 - speechEndedAt }
+    }
+
+    /// Turn latency to the ear: from the end of the user's speech to when its first reply sample
+    /// came out of the speaker; nil without a speaker that says when.
+    public var latencyToEar: Duration? {
+        guard let latency, let heardDelay else { return nil }
+        return latency + heardDelay
     }
 }
 

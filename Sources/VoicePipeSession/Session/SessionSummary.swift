@@ -4,9 +4,10 @@
 ///
 /// Shape (version 1): `version`, `sessionId`, `status` (`ok`, `failed` or `stopped`), `failure`
 /// and `failureKind` (when not ok), `durationSeconds`, `turns` (each `number`, `kind`,
-/// `speechSeconds`, `latencySeconds`, null where there is none), `turnLatencies` (seconds, one
-/// per answered turn, in turn order), `turnLatency` (`count`, `median`, `p90`, `p95`, `p99`,
-/// `max`, or null), `audioSent`, `audioReceived`, `interruptions`, `toolCalls`, `reconnections`,
+/// `speechSeconds`, `latencySeconds`, `latencyToEarSeconds`, null where there is none),
+/// `turnLatencies` (seconds, one per answered turn, in turn order: as handed to the output),
+/// `turnLatency` (`count`, `median`, `p90`, `p95`, `p99`, `max`, or null), `turnLatencyToEar`
+/// (the same over the turns a speaker reported hearing, or null), `audioSent`, `audioReceived`, `interruptions`, `toolCalls`, `reconnections`,
 /// `audioLosses`, `typedTextsNeverSent`. Times are seconds to the millisecond.
 public enum SessionSummary {
     /// The version of the shape above; a change that removes or renames a field raises it.
@@ -32,11 +33,17 @@ public enum SessionSummary {
         let turns = machine.turns.filter { !$0.wasWithdrawn }
         object["turns"] = .array(turns.map { turn in
             .object(["number": .number(Double(turn.number)), "kind": .string(turn.kind.rawValue),
-                     "speechSeconds": turn.speechDuration.map(seconds) ?? .null, "latencySeconds": turn.latency.map(seconds) ?? .null])
+                     "speechSeconds": turn.speechDuration.map(seconds) ?? .null, "latencySeconds": turn.latency.map(seconds) ?? .null,
+                     "latencyToEarSeconds": turn.latencyToEar.map(seconds) ?? .null])
         })
         let latencies = turns.compactMap(\.latency)
         object["turnLatencies"] = .array(latencies.map(seconds))
         object["turnLatency"] = LatencyDistribution(latencies).map { spread in
+            .object(["count": .number(Double(spread.count)), "median": seconds(spread.median), "p90": seconds(spread.p90),
+                     "p95": seconds(spread.p95), "p99": seconds(spread.p99), "max": seconds(spread.max)])
+        } ?? .null
+        let toEar = turns.compactMap(\.latencyToEar)
+        object["turnLatencyToEar"] = LatencyDistribution(toEar).map { spread in
             .object(["count": .number(Double(spread.count)), "median": seconds(spread.median), "p90": seconds(spread.p90),
                      "p95": seconds(spread.p95), "p99": seconds(spread.p99), "max": seconds(spread.max)])
         } ?? .null

@@ -141,6 +141,10 @@ public enum SessionTimeline {
             lines.append("turn latency over \(spread.count) answered turns: median \(seconds(spread.median)), p90 \(seconds(spread.p90)), "
                 + "p95 \(seconds(spread.p95)), max \(seconds(spread.max)) (end of speech to first reply audio; --json gives each turn's)")
         }
+        if let ear = LatencyDistribution(machine.latenciesToEar) {
+            lines.append("turn latency to the ear: median \(seconds(ear.median)), p95 \(seconds(ear.p95)), max \(seconds(ear.max)) over \(ear.count) turn\(ear.count == 1 ? "" : "s") "
+                + "(to the first reply sample heard: the figure above plus the audio queued ahead and the speaker's delay)")
+        }
         let tools = machine.toolCalls
         if !tools.isEmpty {
             let over = tools.filter(\.isOverBudget).count

@@ -79,6 +79,9 @@ extension SessionMachine {
     /// The 95th-percentile turn latency by the nearest-rank method (the ⌈0.95·n⌉-th smallest).
     public var p95Latency: Duration? { Self.nearestRank(latencies, fraction: 0.95) }
 
+    /// Latencies to the ear of the turns whose first reply sample a speaker reported, in turn order.
+    public var latenciesToEar: [Duration] { ledger.turns.compactMap(\.latencyToEar) }
+
     /// Median, p90, p95, p99 and maximum of the answered turns' latencies; nil before any answer.
     public var latencyDistribution: LatencyDistribution? { LatencyDistribution(latencies) }
 
