@@ -38,15 +38,8 @@ public enum SessionSummary {
         })
         let latencies = turns.compactMap(\.latency)
         object["turnLatencies"] = .array(latencies.map(seconds))
-        object["turnLatency"] = LatencyDistribution(latencies).map { spread in
-            .object(["count": .number(Double(spread.count)), "median": seconds(spread.median), "p90": seconds(spread.p90),
-                     "p95": seconds(spread.p95), "p99": seconds(spread.p99), "max": seconds(spread.max)])
-        } ?? .null
-        let toEar = turns.compactMap(\.latencyToEar)
-        object["turnLatencyToEar"] = LatencyDistribution(toEar).map { spread in
-            .object(["count": .number(Double(spread.count)), "median": seconds(spread.median), "p90": seconds(spread.p90),
-                     "p95": seconds(spread.p95), "p99": seconds(spread.p99), "max": seconds(spread.max)])
-        } ?? .null
+        object["turnLatency"] = distribution(latencies)
+        object["turnLatencyToEar"] = distribution(turns.compactMap(\.latencyToEar))
         let counters = machine.counters
         object["audioSent"] = .object([
             "seconds": seconds(.samples(counters.samplesSent, at: machine.configuration.captureSampleRate)),
@@ -65,6 +58,13 @@ public enum SessionSummary {
         object["audioLosses"] = .number(Double(counters.audioLosses))
         object["typedTextsNeverSent"] = .number(Double(machine.pendingTexts.count))
         return object
+    }
+
+    /// `count`, `median`, `p90`, `p95`, `p99`, `max` of `values`, or null for none.
+    private static func distribution(_ values: [Duration]) -> JSONValue {
+        guard let spread = LatencyDistribution(values) else { return .null }
+        return .object(["count": .number(Double(spread.count)), "median": seconds(spread.median), "p90": seconds(spread.p90),
+                        "p95": seconds(spread.p95), "p99": seconds(spread.p99), "max": seconds(spread.max)])
     }
 
     private static func seconds(_ duration: Duration) -> JSONValue {

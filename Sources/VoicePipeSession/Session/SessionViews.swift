@@ -74,23 +74,16 @@ extension SessionMachine {
     public var latencies: [Duration] { ledger.turns.compactMap(\.latency) }
 
     /// The median turn latency (the lower middle of an even count), nil before any answer.
-    public var medianLatency: Duration? { Self.nearestRank(latencies, fraction: 0.5) }
+    public var medianLatency: Duration? { latencyDistribution?.median }
 
     /// The 95th-percentile turn latency by the nearest-rank method (the ⌈0.95·n⌉-th smallest).
-    public var p95Latency: Duration? { Self.nearestRank(latencies, fraction: 0.95) }
+    public var p95Latency: Duration? { latencyDistribution?.p95 }
 
     /// Latencies to the ear of the turns whose first reply sample a speaker reported, in turn order.
     public var latenciesToEar: [Duration] { ledger.turns.compactMap(\.latencyToEar) }
 
     /// Median, p90, p95, p99 and maximum of the answered turns' latencies; nil before any answer.
     public var latencyDistribution: LatencyDistribution? { LatencyDistribution(latencies) }
-
-    static func nearestRank(_ values: [Duration], fraction: Double) -> Duration? {
-        guard !values.isEmpty else { return nil }
-        let sorted = values.sorted()
-        let rank = Int((fraction * Double(sorted.count)).rounded(.up))
-        return sorted[min(max(rank, 1), sorted.count) - 1]
-    }
 
     /// The tool records, in the order their first half arrived.
     public var toolCalls: [ToolCallRecord] {
