@@ -64,9 +64,41 @@ struct SessionCommandTests {
         for _ in 0..<3 { #expect(try account(true) == realTime) }
     }
 
-    /// `--record`: one stereo 16 kHz file; the left channel is exactly what the capture path sent
-    /// (the sample through `convert`), the right is the reply as played, at 16 kHz, from the
-    /// moment it arrived: after the speech ended, as long as the reply (2/3 of its 24 kHz samples).
+    /// Five utterances of the bundled speech, 0.8 to 2 s apart over a quiet room: in real time the
+    /// replies overlap the next utterance (the runtime interrupts them, as a person talking over
+    /// them would), with `--fast` they never do; the account of the audio is the same either way:
+    /// turns, each turn's speech length, frames sent, tool calls.
+    @Test func aConversationOfFiveUtterancesIsAccountedTheSameUnderFastAsInRealTime() throws {
+        let directory = try TemporaryDirectory()
+        var utterances: [[Int16]] = []
+        for name in ["speech-22k05-mono-s16.wav", "speech-8k-mono-s16.wav", "speech-44k1-stereo-s16.wav"] {
+            let converted = directory.path("\(name).16k.wav")
+            #expect(try CommandRunner.run(["convert", CommandRunner.sample(name), converted]).status == 0)
+            utterances.append(try AudioFiles.read(converted, as: Int16.self).1)
+        }
+        var samples = [Int16](repeating: 0, count: 8_000)
+        for (index, pause) in [0.8, 2.0, 1.2, 1.6, 1.0].enumerated() {
+            samples += utterances[index % 3] + [Int16](repeating: 0, count: Int(16_000 * pause))
+        }
+        let noise = Signals.int16(Signals.noise(amplitude: 0.001, frames: samples.count, seed: 5))
+        samples = zip(samples, noise).map { Int16(clamping: Int($0) + Int($1)) }
+        let input = try directory.file("conversation.wav", Array(WAVBytes.pcm16(rate: 16_000, channels: 1, samples: samples)))
+        func account(_ fast: Bool) throws -> (turns: [Double?], frames: Int, tools: Int) {
+            let result = try CommandRunner.run(["session", input, "--json"] + (fast ? ["--fast"] : []))
+            #expect(result.status == 0, "\(result)")
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+            let turns = try #require(object["turns"] as? [[String: Any]])
+            let sent = try #require(object["audioSent"] as? [String: Any]), tools = try #require(object["toolCalls"] as? [String: Any])
+            return (turns.map { $0["speechSeconds"] as? Double }, try #require(sent["frames"] as? Int), try #require(tools["count"] as? Int))
+        }
+        let realTime = try account(false)
+        #expect(realTime.turns.count == 5 && realTime.tools == 5, "\(realTime)")
+        for _ in 0..<2 {
+            let fast = try account(true)
+            #expect(fast.turns == realTime.turns && fast.frames == realTime.frames && fast.tools == realTime.tools, "fast \(fast), real time \(realTime)")
+        }
+    }
+
     /// `--json`: nothing but one object on stdout (or on stderr when stdout carries the reply),
     /// its figures the session's own.
     @Test func withJSONTheSummaryIsOneObjectAndNothingElse() throws {
@@ -125,6 +157,9 @@ struct SessionCommandTests {
         #expect(try keepAlives([]).count == 0)
     }
 
+    /// `--record`: one stereo 16 kHz file; the left channel is exactly what the capture path sent
+    /// (the sample through `convert`), the right is the reply as played, at 16 kHz, from the
+    /// moment it arrived: after the speech ended, as long as the reply (2/3 of its 24 kHz samples).
     @Test func theRecordingHoldsTheCapturedAudioExactlyOnTheLeftAndTheReplyAfterItOnTheRight() throws {
         let directory = try TemporaryDirectory()
         let recording = directory.path("both.wav"), reply = directory.path("reply.wav"), captured = directory.path("captured.wav")
