@@ -1275,8 +1275,8 @@ class RuntimeConnection:
         self.received = 0
         self.sent = 0
         self.stalled = False
-        # With --reply-bursts: until when (monotonic ns) reply chunks go out at once, as one burst.
-        self.burst_until = 0
+        # With --reply-bursts: a burst is going out (every chunk already due goes with it).
+        self.in_burst = False
         self.audio_received = AudioTally()
         self.audio_sent = AudioTally()
         self.interruptions_sent = 0
@@ -1435,6 +1435,7 @@ class RuntimeConnection:
         while not self.runtime.finished and not self.stalled:
             action = self.runtime.next_action(now_ns())
             if action is None:
+                self.in_burst = False
                 await self._sleep_until(self.runtime.next_deadline)
                 continue
             try:
@@ -1453,15 +1454,14 @@ class RuntimeConnection:
 
     async def _hold_for_burst(self) -> None:
         """Waits for the next burst boundary (a multiple of --reply-bursts on the monotonic clock):
-        chunks falling due in between go out together when it comes (those already due when it
-        comes are the same burst)."""
-        now = now_ns()
-        if now < self.burst_until:
+        chunks falling due in between go out together when it comes, with every chunk due by the
+        time the burst has gone out (however long sending takes), so the pace stays real time."""
+        if self.in_burst:
             return
+        now = now_ns()
         period = int(self.settings.reply_bursts * 1_000_000)
-        boundary = now + (-now % period)
-        await asyncio.sleep((boundary - now) / SECOND)
-        self.burst_until = boundary + 5_000_000
+        await asyncio.sleep((-now % period) / SECOND)
+        self.in_burst = True
 
     async def _sleep_until(self, deadline: int | None) -> None:
         """Waits for the next message, or for `deadline` (monotonic nanoseconds)."""

@@ -385,12 +385,13 @@ class ProtocolTests(ServerTestCase):
             while len(arrivals) < 23:
                 if json.loads(ws.recv(timeout=5))["type"] == "audio.chunk":
                     arrivals.append(time.monotonic())
-        # 23 chunks of 20 ms over about 0.46 s come in two or three bursts 200 ms apart: within a
-        # burst a few milliseconds apart, between bursts at least 100 ms.
+        # 23 chunks of 20 ms (0.46 s) come in bursts 200 ms apart: within a burst a few
+        # milliseconds apart, between bursts at least 100 ms; and at real-time pace on average,
+        # so at most four bursts (a slow send must not push chunks to a later burst).
         gaps = [later - earlier for earlier, later in zip(arrivals, arrivals[1:])]
         long = [gap for gap in gaps if gap > 0.1]
         self.assertTrue(1 <= len(long) <= 3, f"gaps between chunks: {[round(g, 3) for g in gaps]}")
-        self.assertTrue(all(gap < 0.03 or 0.1 < gap < 0.3 for gap in gaps), f"gaps: {[round(g, 3) for g in gaps]}")
+        self.assertTrue(all(gap < 0.05 or 0.1 < gap < 0.3 for gap in gaps), f"gaps: {[round(g, 3) for g in gaps]}")
 
     def test_voice_over_a_reply_interrupts_it(self):
         server = self.server()
