@@ -61,10 +61,8 @@ public final class DeviceReplyOutput: ReplyOutput, @unchecked Sendable {
         origin = now()
         delay = DeviceDelay(hardware: device.hardware)
         deviceName = device.name
-        let preRoll = ReplyJitter().preRoll
-        player = try ReplyPlayer(sink: device, format: device.format,
-                                 queueOptions: PlaybackQueueOptions(preRollMilliseconds: Double(preRoll.components.seconds) * 1000 + Double(preRoll.components.attoseconds) / 1e15),
-                                 rendering: .onRenderThread(waitForRoom: { control.waitForRoom() }))
+        player = try ReplyPlayer(sink: device, format: device.format, rendering: .onRenderThread(waitForRoom: { control.waitForRoom() }))
+        player.setPreRoll(jitter.preRoll)
         // Replies come at the wire's 24 kHz: their converter is designed now, not at the first chunk.
         try player.prepare(for: .reply)
     }

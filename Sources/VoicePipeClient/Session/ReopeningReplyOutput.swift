@@ -69,8 +69,7 @@ public final class ReopeningReplyOutput: ReplyOutput {
         if current == nil { reopenIfDue() }
         guard let output = current else { return true }
         do {
-            let played = try output.play(chunk)
-            return played
+            return try output.play(chunk)
         } catch {
             if case .unplayableChunk = error { throw error }
             lose(output, error)
@@ -141,7 +140,7 @@ public final class ReopeningReplyOutput: ReplyOutput {
     }
 
     private static func seconds(_ duration: Duration) -> String {
-        let value = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        let value = (duration.seconds * 1000).rounded() / 1000
         return value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
     }
 }

@@ -59,7 +59,7 @@ public struct AudioUnavailable: SystemCodedError, Sendable, Hashable {
         case .failed(let detail):
             return "\(what): \(detail)" + (code.map { ": \($0.messageInSentence)" } ?? "")
         case .notAnswering(let limit):
-            let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
+            let seconds = (limit.seconds * 1000).rounded() / 1000
             let shown = seconds == seconds.rounded() ? "\(Int(seconds))" : "\(seconds)"
             return "\(what): it did not answer within \(shown) s (its open blocks, as a file PCM on a FIFO nobody has open does)"
         }

@@ -56,9 +56,7 @@ public struct SampleRate: Sendable, Hashable, Comparable, CustomStringConvertibl
     /// positive and finite).
     public func frames(in duration: Duration) -> Int {
         guard hertz.isFinite, hertz > 0 else { return 0 }
-        let parts = duration.components
-        let seconds = Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
-        let frames = (seconds * hertz).rounded()
+        let frames = (duration.seconds * hertz).rounded()
         guard frames.magnitude < 0x1p63 else { return frames < 0 ? .min : .max }
         return Int(frames)
     }
@@ -74,5 +72,15 @@ public struct SampleRate: Sendable, Hashable, Comparable, CustomStringConvertibl
             return "\(Int(hertz)) Hz"
         }
         return "\(hertz) Hz"
+    }
+}
+
+/// A helper for this package's own code, `package` so that it never clashes with an integrator's
+/// own extensions on the standard library's `Duration`.
+extension Duration {
+    /// The duration in seconds, as a double.
+    package var seconds: Double {
+        let parts = components
+        return Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
     }
 }

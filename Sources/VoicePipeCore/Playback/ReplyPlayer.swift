@@ -130,8 +130,7 @@ public final class ReplyPlayer: @unchecked Sendable {
 
     /// The queue's pre-roll from its next start on (a jitter buffer following the network).
     public func setPreRoll(_ duration: Duration) {
-        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-        queue.setPreRoll(frames: Int((seconds * format.sampleRate.hertz).rounded()))
+        queue.setPreRoll(frames: format.sampleRate.frames(in: duration))
     }
 
     /// Converts a chunk and queues it; on the caller's thread, plays what the queue holds beyond its pre-roll.

@@ -73,8 +73,7 @@ public enum AudioDevices {
             outcome.withLock { $0 = result }
             answered.signal()
         }
-        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-        guard answered.wait(timeout: .now() + .nanoseconds(Int(max(0, nanoseconds)))) == .success, let result = outcome.withLock({ $0 }) else {
+        guard answered.wait(timeout: .now() + max(0, timeout.seconds)) == .success, let result = outcome.withLock({ $0 }) else {
             return .failure(AudioUnavailable(device: name, direction: direction, reason: .notAnswering(timeout)))
         }
         return result

@@ -47,12 +47,6 @@ public struct SessionInstant: Sendable, Hashable, Comparable, CustomStringConver
 /// Helpers for this package's own code, `package` so that they never clash with an integrator's
 /// own extensions on the standard library's `Duration` (``SessionTimeline/seconds(_:)`` formats one).
 extension Duration {
-    /// The duration in seconds, as a double.
-    package var seconds: Double {
-        let parts = components
-        return Double(parts.seconds) + Double(parts.attoseconds) * 1e-18
-    }
-
     /// The duration of `samples` samples at `sampleRate`, to the nanosecond.
     package static func samples(_ samples: Int, at sampleRate: SampleRate) -> Duration {
         sampleRate.duration(ofFrames: samples)

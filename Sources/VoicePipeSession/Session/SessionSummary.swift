@@ -67,7 +67,12 @@ public enum SessionSummary {
                         "p95": seconds(spread.p95), "p99": seconds(spread.p99), "max": seconds(spread.max)])
     }
 
-    private static func seconds(_ duration: Duration) -> JSONValue {
+    private static func seconds(_ duration: Duration) -> JSONValue { .seconds(duration) }
+}
+
+extension JSONValue {
+    /// A duration as JSON: seconds to the millisecond, as every summary writes times.
+    public static func seconds(_ duration: Duration) -> JSONValue {
         .number((duration.seconds * 1000).rounded() / 1000)
     }
 }

@@ -345,11 +345,8 @@ enum SessionArguments {
                                    "seconds": .seconds(report.outputFrames, rate: report.outputSampleRate)])
         if report.captureFramesDropped > 0 { object["microphoneFramesDropped"] = .number(Double(report.captureFramesDropped)) }
         if let jitter = report.jitter {
-            func seconds(_ duration: Duration) -> JSONValue {
-                .number(((Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18) * 1000).rounded() / 1000)
-            }
-            object["jitterBuffer"] = .object(["underruns": .number(Double(jitter.underruns)), "preRollSeconds": seconds(jitter.preRoll),
-                                              "largestPreRollSeconds": seconds(jitter.largestPreRoll)])
+            object["jitterBuffer"] = .object(["underruns": .number(Double(jitter.underruns)), "preRollSeconds": .seconds(jitter.preRoll),
+                                              "largestPreRollSeconds": .seconds(jitter.largestPreRoll)])
         }
         object["exitStatus"] = .number(Double(exitCode.rawValue))
         return object

@@ -69,7 +69,7 @@ final class SessionPrinter: Sendable {
 
     /// "120 ms".
     static func milliseconds(_ duration: Duration) -> String {
-        "\(Int((Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15).rounded())) ms"
+        "\(Int((duration.seconds * 1000).rounded())) ms"
     }
 
     /// Prints more summary lines (nothing with --quiet).
