@@ -171,6 +171,82 @@ struct EchoReferenceAlignerTests {
         #expect(abs(expected) > 600, "the drift moves the reference by hundreds of samples in nine minutes")
     }
 
+    /// A headset that drops out and comes back in its hands-free profile: the speaker's second
+    /// stream is at 24 kHz, its frames counted from 0 again, heard 0.5 s after the first ended.
+    @Test func aSpeakerOpenedAgainAtAnotherRateIsFollowedSampleForSample() throws {
+        let first = program(rate: 48_000, seconds: 1), second = program(rate: 24_000, seconds: 1)
+        let speakerStart = 1_000.0, secondStart = 1_001.5, captureStart = 1_000.0 - 49.0 / 16_000
+        let streams: [(signal: [Float], rate: SampleRate, start: Double)] = [(first, 48_000, speakerStart), (second, 24_000, secondStart)]
+        let aligner = try EchoReferenceAligner(playbackRate: 48_000)
+        let blocks = 260
+        var reference = [Float](repeating: 0, count: blocks * 160)
+        var next = [0, 0]
+        reference.withUnsafeMutableBufferPointer { out in
+            for block in 0..<blocks {
+                let captured = captureStart + Double(block * 160) / 16_000
+                for (index, stream) in streams.enumerated() {
+                    let periodFrames = Int(stream.rate.hertz / 100)
+                    while next[index] + periodFrames <= stream.signal.count, stream.start + Double(next[index]) / stream.rate.hertz <= captured + 0.04 {
+                        stream.signal.withUnsafeBufferPointer { samples in
+                            aligner.submit(PlayedPeriod(samples: UnsafeBufferPointer(rebasing: samples[next[index]..<(next[index] + periodFrames)]), sampleRate: stream.rate,
+                                                        stamp: PlayedPeriodStamp(framePosition: next[index], instant: nanoseconds(stream.start + Double(next[index]) / stream.rate.hertz))))
+                        }
+                        next[index] += periodFrames
+                    }
+                }
+                aligner.reference(for: CapturedBlockStamp(framePosition: block * 160, instant: nanoseconds(captured)),
+                                  into: UnsafeMutableBufferPointer(rebasing: out[(block * 160)..<((block + 1) * 160)]))
+            }
+        }
+        let expectedFirst = try resampled(first, from: 48_000), expectedSecond = try resampled(second, from: 24_000)
+        // The second stream starts 1.5 s (24 000 samples) after the first, which starts 49 samples in.
+        let secondOffset = 49 + 24_000
+        var mismatches = 0
+        for frame in 49..<(49 + expectedFirst.count - 160) where reference[frame] != expectedFirst[frame - 49] { mismatches += 1 }
+        for frame in secondOffset..<min(reference.count, secondOffset + expectedSecond.count - 160)
+        where reference[frame] != expectedSecond[frame - secondOffset] { mismatches += 1 }
+        #expect(mismatches == 0, "\(mismatches) samples differ from what either stream played")
+        #expect(reference[(49 + 16_000 + 160)..<secondOffset].allSatisfy { $0 == 0 }, "nothing played between the streams")
+        #expect(reference[secondOffset..<(secondOffset + 1_600)].contains { $0 != 0 })
+        #expect(aligner.rateChanges == 1 && aligner.currentPlaybackRate == 24_000 && aligner.rejectedPeriods == 0)
+    }
+
+    /// A microphone opened again counts its frames from 0 while the monotonic clock goes on: the
+    /// reference of its blocks is what the speaker played when they were captured.
+    @Test func aMicrophoneOpenedAgainIsAlignedFromItsFirstBlock() throws {
+        let signal = program(rate: 48_000, seconds: 3)
+        let speakerStart = 1_000.0
+        // The first microphone from the speaker's start for 1 s; the second from 1.5 s on, frames from 0.
+        let captures: [(start: Double, blocks: Int)] = [(speakerStart, 100), (speakerStart + 1.5, 100)]
+        let aligner = try EchoReferenceAligner(playbackRate: 48_000)
+        var nextPeriod = 0
+        var references: [[Float]] = []
+        for capture in captures {
+            var reference = [Float](repeating: 0, count: capture.blocks * 160)
+            reference.withUnsafeMutableBufferPointer { out in
+                for block in 0..<capture.blocks {
+                    let captured = capture.start + Double(block * 160) / 16_000
+                    while nextPeriod * 480 + 480 <= signal.count, speakerStart + Double(nextPeriod * 480) / 48_000 <= captured + 0.04 {
+                        signal.withUnsafeBufferPointer { samples in
+                            aligner.submit(PlayedPeriod(samples: UnsafeBufferPointer(rebasing: samples[(nextPeriod * 480)..<(nextPeriod * 480 + 480)]), sampleRate: 48_000,
+                                                        stamp: PlayedPeriodStamp(framePosition: nextPeriod * 480, instant: nanoseconds(speakerStart + Double(nextPeriod * 480) / 48_000))))
+                        }
+                        nextPeriod += 1
+                    }
+                    aligner.reference(for: CapturedBlockStamp(framePosition: block * 160, instant: nanoseconds(captured)),
+                                      into: UnsafeMutableBufferPointer(rebasing: out[(block * 160)..<((block + 1) * 160)]))
+                }
+            }
+            references.append(reference)
+        }
+        let expected = try resampled(signal, from: 48_000)
+        var mismatches = 0
+        for frame in 0..<references[0].count where references[0][frame] != expected[frame] { mismatches += 1 }
+        for frame in 0..<references[1].count where references[1][frame] != expected[24_000 + frame] { mismatches += 1 }
+        #expect(mismatches == 0, "\(mismatches) samples differ from what the speaker played when they were captured")
+        #expect(aligner.captureRestarts == 1 && aligner.streamRestarts == 0)
+    }
+
     @Test func steadyStateAllocatesNothingPerPeriodOrBlock() throws {
         let clocks = TwoClocks(speakerPPM: 100, jitterSeconds: 0.001)
         let aligner = try EchoReferenceAligner(playbackRate: 48_000)

@@ -45,6 +45,10 @@ public final class EchoControlStage {
     public private(set) var blocksProcessed = 0
     /// Times the delay estimator moved the reference (each time the canceller starts afresh).
     public private(set) var delayCorrections = 0
+    /// Times a new capture stream began (a microphone opened again, its frame positions counted
+    /// from nothing): the canceller, the guard and the delay search each start afresh.
+    public private(set) var captureRestarts = 0
+    private var lastStampFrame: Int?
     /// Blocks the canceller failed on, sent on unprocessed.
     public private(set) var blocksPassedThrough = 0
     /// The first failure of the canceller, if any.
@@ -92,6 +96,8 @@ public final class EchoControlStage {
     /// frame of ``frameSamples`` and its peak, valid only during the call.
     public func process(_ samples: UnsafeBufferPointer<Int16>, stamp: CapturedBlockStamp,
                         _ deliver: (UnsafeBufferPointer<Int16>, PeakLevel) throws -> Void) rethrows {
+        if let last = lastStampFrame, stamp.framePosition < last { restartForNewCapture() }
+        lastStampFrame = stamp.framePosition
         if nearCount == 0 { nearStamp = stamp }
         for sample in samples {
             near[nearCount] = SampleConversion.float(sample)
@@ -168,6 +174,16 @@ public final class EchoControlStage {
             frameCount += 1
             if frameCount == frameSamples { try deliverFrame(deliver) }
         }
+    }
+
+    /// Another microphone (or the same one opened again) hears the room from another place and
+    /// another delay: what the canceller learnt and the delay found belong to the old one.
+    private func restartForNewCapture() {
+        captureRestarts += 1
+        canceller.reset()
+        convergenceGuard?.reset()
+        delayEstimator?.restart()
+        reference.delayCorrection = 0
     }
 
     /// A delivered frame (always the start of `frame`) as the capture path numbers it; counts it.

@@ -71,7 +71,9 @@ public struct EchoReferenceOptions: Sendable, Hashable {
 /// the two devices is their measured rates' ratio (``driftPPM``). Nothing played (before the first
 /// period, in a gap, beyond what has arrived or older than the history) reads as silence. Gaps in
 /// the speaker's frame positions (dropped periods) are filled with silence; a position that goes
-/// back (a new stream) starts the reference afresh.
+/// back (a new stream) or a period at another rate (a speaker opened again, at the rate it came
+/// back in) starts the reference afresh; a capture position that goes back (a microphone opened
+/// again) starts the capture's clock line afresh.
 ///
 /// Why a fractional reader of its own and not libsamplerate's varying ratio: this type is Core
 /// (no C libraries), and the read position comes from the clocks for every block, so the
@@ -79,13 +81,15 @@ public struct EchoReferenceOptions: Sendable, Hashable {
 /// the capture rate is the package's `BuiltInResampler`, and the drift (parts per million) is a
 /// 16-tap Kaiser-windowed sinc between its samples, exact at whole-sample positions.
 ///
-/// Everything is allocated in `init`; neither side allocates per period or per block.
+/// Everything is allocated in `init`; neither side allocates per period or per block (only a
+/// speaker's change of rate builds a new converter, once).
 public final class EchoReferenceAligner: @unchecked Sendable {
     // Safety: `submit` (the producer) uses only `staging`, the ring's producer side and the
     // atomic counters; every other stored property is used by the consumer (`reference(for:into:)`
     // and the queries), which runs on one thread at a time. The ring publishes records whole.
 
-    /// The speaker's rate, the rate of every period submitted.
+    /// The speaker's rate it was built for. A speaker opened again at another rate (a headset
+    /// switching profile) is followed: its periods restart the reference at their own rate.
     public let playbackRate: SampleRate
     /// The rate of the captured blocks and of the reference.
     public let captureRate: SampleRate
@@ -98,9 +102,15 @@ public final class EchoReferenceAligner: @unchecked Sendable {
     private let droppedCount = Atomic<Int>(0)
     private let rejectedCount = Atomic<Int>(0)
 
-    private let resampler: BuiltInResampler
-    private let resampled: UnsafeMutablePointer<Float>
-    private let resampledCapacity: Int
+    /// The rate of the speaker's current stream, and its conversion to the capture rate.
+    private var streamRate: SampleRate
+    private var resampler: BuiltInResampler
+    private var resampled: UnsafeMutablePointer<Float>
+    private var resampledCapacity: Int
+    /// A rate the built-in resampler refused; its periods read as silence.
+    private var refusedRate: SampleRate?
+    /// The last capture block's frame position: a block before it is a new capture stream.
+    private var lastCaptureFrame: Int?
     private let periodBuffer: UnsafeMutablePointer<Float>
     private let zeros: UnsafeMutablePointer<Float>
     private let history: UnsafeMutablePointer<Float>
@@ -122,6 +132,8 @@ public final class EchoReferenceAligner: @unchecked Sendable {
     private static let phases = 256
     private var gapFrames = 0
     private var restarts = 0
+    private var rateSwitches = 0
+    private var captureRestartCount = 0
 
     /// An aligner for a speaker at `playbackRate` and capture blocks at `captureRate`.
     /// - Throws: ``EchoReferenceError/unsupportedRate(_:_:)`` when the built-in resampler cannot
@@ -145,12 +157,14 @@ public final class EchoReferenceAligner: @unchecked Sendable {
             throw .unsupportedRate(playbackRate, error)
         }
         self.playbackRate = playbackRate
+        streamRate = playbackRate
         self.captureRate = captureRate
         self.options = options
         let periodFrames = options.maximumPeriodFrames
         stagingBytes = Self.headerBytes + periodFrames * MemoryLayout<Float>.size
         staging = .allocate(byteCount: stagingBytes, alignment: 16)
-        let handoffFrames = Int((options.handoffSeconds * playbackRate.hertz).rounded(.up))
+        // Sized for 48 kHz at least, so a speaker that comes back faster still has the handoff's time.
+        let handoffFrames = Int((options.handoffSeconds * max(playbackRate.hertz, 48_000)).rounded(.up))
         ring = AudioRing(capacity: handoffFrames * MemoryLayout<Float>.size + (handoffFrames / 16 + 2) * Self.headerBytes + stagingBytes)
         resampledCapacity = resampler.maxOutputFrames(forInputFrames: periodFrames)
         resampled = .allocate(capacity: resampledCapacity)
@@ -179,11 +193,13 @@ public final class EchoReferenceAligner: @unchecked Sendable {
     // MARK: Render thread
 
     /// Render thread: hands over one period the speaker plays. Copies it and returns at once;
-    /// never waits, never allocates. A period at another rate than ``playbackRate`` is refused
-    /// (counted in ``rejectedPeriods``); one that does not fit the handoff is dropped (counted in
-    /// ``droppedPeriods``) and reads as silence.
+    /// never waits, never allocates. A period at a rate other than the stream's starts a new stream
+    /// at that rate when the capture side collects it (one the built-in resampler cannot convert
+    /// is refused there, counted in ``rejectedPeriods``); one that does not fit the handoff is
+    /// dropped (counted in ``droppedPeriods``) and reads as silence.
     public func submit(_ period: PlayedPeriod) {
-        guard period.sampleRate == playbackRate else {
+        let rate = period.sampleRate.hertz
+        guard rate.isFinite, rate > 0 else {
             rejectedCount.add(1, ordering: .relaxed)
             return
         }
@@ -192,12 +208,12 @@ public final class EchoReferenceAligner: @unchecked Sendable {
         var offset = 0
         while offset < period.samples.count {
             let count = min(limit, period.samples.count - offset)
-            let instant = period.stamp.instant + Int64((Double(offset) / playbackRate.hertz * 1e9).rounded())
+            let instant = period.stamp.instant + Int64((Double(offset) / rate * 1e9).rounded())
             let header = staging.assumingMemoryBound(to: Int64.self)
             header[0] = Int64(period.stamp.framePosition + offset)
             header[1] = instant
             header[2] = Int64(count)
-            header[3] = 0
+            header[3] = Int64(bitPattern: rate.bitPattern)
             (staging + Self.headerBytes).copyMemory(from: base + offset, byteCount: count * MemoryLayout<Float>.size)
             let bytes = Self.headerBytes + count * MemoryLayout<Float>.size
             if !ring.write(UnsafeRawBufferPointer(start: staging, count: bytes)) {
@@ -209,7 +225,7 @@ public final class EchoReferenceAligner: @unchecked Sendable {
 
     /// Periods (or pieces of them) dropped because the capture side had not collected the handoff.
     public var droppedPeriods: Int { droppedCount.load(ordering: .relaxed) }
-    /// Periods refused for a rate other than ``playbackRate``.
+    /// Periods refused for a rate the built-in resampler cannot convert to ``captureRate``.
     public var rejectedPeriods: Int { rejectedCount.load(ordering: .relaxed) }
 
     // MARK: Capture thread
@@ -219,6 +235,13 @@ public final class EchoReferenceAligner: @unchecked Sendable {
     /// Collects the periods handed over since the last call first.
     public func reference(for stamp: CapturedBlockStamp, into output: UnsafeMutableBufferPointer<Float>) {
         collectPeriods()
+        if let last = lastCaptureFrame, stamp.framePosition < last {
+            // A capture device opened again counts its frames from nothing: a new capture line.
+            captureRestartCount += 1
+            captureClock.reset()
+            lockedOffset = nil
+        }
+        lastCaptureFrame = stamp.framePosition
         captureClock.add(framePosition: stamp.framePosition, instant: stamp.instant)
         guard let start = output.baseAddress, output.count > 0 else { return }
         guard !playbackClock.isEmpty else {
@@ -232,7 +255,7 @@ public final class EchoReferenceAligner: @unchecked Sendable {
         let aligned = alignedPosition(ofCaptureFrame: block)
         if options.compensatesDrift {
             position = aligned - shift
-            step = playbackClock.measuredRate() / playbackRate.hertz / (captureClock.measuredRate() / captureRate.hertz)
+            step = playbackClock.measuredRate() / streamRate.hertz / (captureClock.measuredRate() / captureRate.hertz)
         } else {
             let offset = lockedOffset ?? (aligned - block)
             lockedOffset = offset
@@ -258,7 +281,7 @@ public final class EchoReferenceAligner: @unchecked Sendable {
     /// speaker runs fast), once both clocks' pairs span ``EchoReferenceOptions/minimumClockSpanSeconds``.
     public var driftPPM: Double? {
         guard playbackClock.hasMeasuredRate, captureClock.hasMeasuredRate else { return nil }
-        return (playbackClock.measuredRate() / playbackRate.hertz / (captureClock.measuredRate() / captureRate.hertz) - 1) * 1e6
+        return (playbackClock.measuredRate() / streamRate.hertz / (captureClock.measuredRate() / captureRate.hertz) - 1) * 1e6
     }
 
     /// The speaker's frames per second measured against the monotonic clock.
@@ -267,14 +290,20 @@ public final class EchoReferenceAligner: @unchecked Sendable {
     public var measuredCaptureRate: Double { captureClock.measuredRate() }
     /// Speaker frames of silence put in for gaps between periods so far.
     public var gapFramesFilled: Int { gapFrames }
-    /// Times the speaker's frame position went back and the reference started afresh.
+    /// Times the speaker's frame position went back (or its rate changed) and the reference started afresh.
     public var streamRestarts: Int { restarts }
+    /// Times the speaker came back at another rate and the reference followed it.
+    public var rateChanges: Int { rateSwitches }
+    /// Times the capture's frame position went back (a microphone opened again) and its clock line started afresh.
+    public var captureRestarts: Int { captureRestartCount }
+    /// The rate of the speaker's current stream.
+    public var currentPlaybackRate: SampleRate { streamRate }
 
     /// The reference index (fractional) of capture frame `frame`, through both clock lines.
     private func alignedPosition(ofCaptureFrame frame: Double) -> Double {
         let instant = captureClock.instant(ofFrame: frame)
         let speakerFrame = playbackClock.framePosition(atInstant: instant)
-        return Double(segmentStart) + (speakerFrame - Double(segmentFrame)) * captureRate.hertz / playbackRate.hertz
+        return Double(segmentStart) + (speakerFrame - Double(segmentFrame)) * captureRate.hertz / streamRate.hertz
     }
 
     /// Moves every period in the handoff into the clock line and the history.
@@ -285,7 +314,12 @@ public final class EchoReferenceAligner: @unchecked Sendable {
             guard got == Self.headerBytes else { return }
             let frames = Int(header.2)
             let framePosition = Int(header.0)
+            let rate = SampleRate(hertz: Double(bitPattern: UInt64(bitPattern: header.3)))
             _ = ring.read(into: UnsafeMutableRawBufferPointer(start: periodBuffer, count: frames * MemoryLayout<Float>.size))
+            guard rate == streamRate || follow(rate) else {
+                rejectedCount.add(1, ordering: .relaxed)
+                continue
+            }
             accept(framePosition: framePosition, instant: header.1, samples: UnsafeBufferPointer(start: periodBuffer, count: frames))
         }
     }
@@ -296,7 +330,7 @@ public final class EchoReferenceAligner: @unchecked Sendable {
                 restart(at: framePosition)
             } else if framePosition > expected {
                 let gap = framePosition - expected
-                if Double(gap) * captureRate.hertz / playbackRate.hertz > Double(historyCapacity) {
+                if Double(gap) * captureRate.hertz / streamRate.hertz > Double(historyCapacity) {
                     // Longer than the history: nothing of the old stream would stay readable anyway.
                     gapFrames += gap
                     startSegment(at: framePosition)
@@ -316,6 +350,34 @@ public final class EchoReferenceAligner: @unchecked Sendable {
         playbackClock.add(framePosition: framePosition, instant: instant)
         append(samples)
         expectedFrame = framePosition + samples.count
+    }
+
+    /// A speaker opened again at `rate`: a new converter (allocated here, once per change) and a
+    /// new stream. False, and the rate remembered, when the built-in resampler cannot convert it.
+    private func follow(_ rate: SampleRate) -> Bool {
+        guard rate != refusedRate else { return false }
+        let converter: BuiltInResampler
+        do {
+            converter = try BuiltInResampler(inputRate: rate, outputRate: captureRate)
+        } catch {
+            refusedRate = rate
+            return false
+        }
+        resampler = converter
+        let capacity = converter.maxOutputFrames(forInputFrames: options.maximumPeriodFrames)
+        if capacity > resampledCapacity {
+            resampled.deallocate()
+            resampled = .allocate(capacity: capacity)
+            resampledCapacity = capacity
+        }
+        streamRate = rate
+        rateSwitches += 1
+        playbackClock = DeviceClockEstimator(nominalRate: rate, windowSeconds: options.clockWindowSeconds,
+                                             minimumSpanSeconds: options.minimumClockSpanSeconds)
+        expectedFrame = nil
+        restarts += 1
+        lockedOffset = nil
+        return true
     }
 
     /// A new stream: its frame count has nothing to do with the old one's.
@@ -339,7 +401,7 @@ public final class EchoReferenceAligner: @unchecked Sendable {
             produced = try resampler.process(samples, into: UnsafeMutableBufferPointer(start: resampled, count: resampledCapacity))
         } catch {
             // Sized by maxOutputFrames in init, so the resampler cannot refuse: keep time with silence.
-            produced = Int((Double(samples.count) * captureRate.hertz / playbackRate.hertz).rounded())
+            produced = Int((Double(samples.count) * captureRate.hertz / streamRate.hertz).rounded())
             for index in 0..<min(produced, resampledCapacity) { resampled[index] = 0 }
         }
         for index in 0..<min(produced, resampledCapacity) {
