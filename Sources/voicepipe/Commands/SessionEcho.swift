@@ -49,25 +49,34 @@ struct LiveAudio {
     let roomDescription: String?
 
     /// A microphone and a speaker on ALSA with `backend` between them: the speaker's periods go
-    /// to an aligner, the microphone's frames through the echo stage.
+    /// to an aligner, the microphone's frames through the echo stage. Either device that fails
+    /// mid-session is opened again every 2 s (guarded anew, converted from the format it comes
+    /// back in), the session going on as text meanwhile.
     static func devices(microphone: String, speaker: String, backend: EchoBackend, capture: CaptureArguments, command: String) throws(CommandFailure) -> LiveAudio {
         try requireLibrary(of: backend)
-        let playback: PlaybackDevice, recording: CaptureDevice
+        let canceller: any EchoCanceller
         do {
-            playback = try PlaybackDevice.open(name: speaker)
-            recording = try CaptureDevice.open(name: microphone)
+            canceller = try backend.make()
         } catch {
-            throw CommandFailure(error.message, exitCode: .unavailable)
+            throw CommandFailure("cannot start echo control: \(error); '--echo off' runs without it", exitCode: .unavailable)
         }
-        let converter = try capture.converter(for: recording.format, source: "'\(microphone)'")
         do {
-            let aligner = try EchoReferenceAligner(playbackRate: playback.format.sampleRate)
-            let stage = try EchoControlStage(canceller: backend.make(), reference: aligner, frameSamples: converter.frameLength)
-            let output = try DeviceReplyOutput(device: playback, periodObserver: { aligner.submit($0) })
-            let pump = try CapturePump(device: recording, converter: converter, whenFull: .drop, echo: stage)
-            return LiveAudio(capture: .device(pump), output: output, stage: stage, aligner: aligner, backend: backend, room: nil, roomDescription: nil)
+            let devices = try EchoControlledDevices(
+                microphoneName: microphone, speakerName: speaker,
+                openMicrophone: { try CaptureDevice.open(name: microphone) },
+                converter: { format in try capture.converter(for: format, source: "'\(microphone)'") },
+                openSpeaker: { try PlaybackDevice.open(name: speaker) },
+                canceller: canceller, onSpeakerChange: { change in Console.warning(command, change) })
+            return LiveAudio(capture: devices.capture, output: devices.output, stage: devices.stage, aligner: devices.aligner, backend: backend,
+                             room: nil, roomDescription: nil)
+        } catch let failure as CommandFailure {
+            throw failure
+        } catch let error as AudioUnavailable {
+            throw CommandFailure(error.message, exitCode: .unavailable)
         } catch let error as EchoControlError {
             throw CommandFailure("cannot start echo control: \(error); '--echo off' runs without it", exitCode: .unavailable)
+        } catch let error as EchoReferenceError {
+            throw CommandFailure("cannot start echo control: \(error.message)", exitCode: .unavailable)
         } catch {
             throw CommandFailure("cannot start echo control: \(error)", exitCode: .unavailable)
         }
