@@ -121,6 +121,22 @@ struct EmbeddedRuntimeTurnTests {
         #expect(F.texts(core.drain(at: .seconds(4.5))).first?.contains("of speech") == true)
     }
 
+    /// A runtime that comes late to audio already waiting for it (its thread was not scheduled
+    /// for longer than the timeout) goes on with the turn: the timeout is for a client that
+    /// stopped sending, and the turn is the same one audio sent without the pause makes.
+    @Test func audioArrivingPastTheTimeoutContinuesTheTurnUntilNothingComes() {
+        var late = Self.started()
+        var steady = Self.started()
+        let chunks = F.chunks(F.toneBurst())
+        late.receive(chunks.prefix(40).map { F.audio($0) }, at: .seconds(1))
+        late.receive(chunks.dropFirst(40).map { F.audio($0) }, at: .seconds(2))
+        steady.receive(chunks.map { F.audio($0) }, at: .seconds(1))
+        let lateTexts = F.nonAudioTexts(late.drain(at: .seconds(2)))
+        #expect(lateTexts == F.nonAudioTexts(steady.drain(at: .seconds(1))))
+        #expect(lateTexts.filter { $0.contains(#""role":"user""#) }.count == 1, "\(lateTexts)")
+        #expect(late.turns == 1)
+    }
+
     @Test func aTypedTurnIsAnsweredWithItsTextAndAThreeToneReply() {
         var core = Self.started(EmbeddedRuntimeOptions(pacing: .unpaced))
         core.receive(F.message(.textInput(text: "Where is my \"order\"?")), at: .seconds(1))

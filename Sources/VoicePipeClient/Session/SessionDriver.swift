@@ -226,7 +226,10 @@ public final class SessionDriver: @unchecked Sendable {
         }
         self.output = output
         self.observer = observer
-        machine = SessionMachine(configuration: options.session)
+        var session = options.session
+        // A file never hears the reply: its turns are the audio's alone, at any pace.
+        if case .file = capture { session.captureHearsReplies = false }
+        machine = SessionMachine(configuration: session)
         published = Guarded(machine)
         inbox = SessionInbox(clock: clock)
     }

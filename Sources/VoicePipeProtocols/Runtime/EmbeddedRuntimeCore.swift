@@ -83,6 +83,8 @@ public struct EmbeddedRuntimeCore: ~Copyable {
         /// When chunk 0 goes (or went) out; chunk k is due 20 ms × k later.
         var replyStart: SessionInstant?
         var toolCalledAt: SessionInstant?
+        /// A typed turn's answer (its reply plays at a clock time, not after a stretch of the client's audio).
+        var isTyped = false
 
         var isComplete: Bool { nextItem == items.count && nextSample >= audio.count }
         var hasStarted: Bool { nextItem > 0 }
@@ -112,6 +114,9 @@ public struct EmbeddedRuntimeCore: ~Copyable {
     private var streamFreeAt = SessionInstant.origin
     /// When the last audio arrived while a turn may be open (for the end-of-audio timeout).
     private var lastAudioAt: SessionInstant?
+    /// Where, in the client's audio time, the last voice reply and its hang-over would have
+    /// played out had it started as its turn closed; nil once the next turn opened.
+    private var voiceReplyHeardUntil: Duration?
     private var escalationFollowUps: [SessionInstant] = []
     /// The latest instant any call was given: "now" for actions that are due at once.
     private var latest = SessionInstant.origin
@@ -148,7 +153,13 @@ public struct EmbeddedRuntimeCore: ~Copyable {
 
     /// Takes one event from the transport, received at `now`.
     public mutating func receive(_ event: TransportEvent, at now: SessionInstant) {
-        advance(to: now)
+        // Audio arriving shows the client still sends: the end-of-audio timeout is for a client
+        // that stopped, not for a runtime that came late to audio already waiting for it.
+        var decoded: Result<WireEnvelope, WireError>?
+        if case .message(let text) = event { decoded = Result { () throws(WireError) in try WireCodec.decode(text) } }
+        var audioArrives = false
+        if case .success(let envelope)? = decoded, case .audioChunk = envelope.message { audioArrives = true }
+        advance(to: now, endingQuietTurn: !audioArrives)
         lastHandOut = nil
         if case .closed = event {
             finish()
@@ -164,8 +175,8 @@ public struct EmbeddedRuntimeCore: ~Copyable {
             return
         case .oversizedMessage(let bytes, let limit):
             debug("a message of \(bytes) bytes was skipped: over the \(limit)-byte limit")
-        case .message(let text):
-            handle(text, at: now)
+        case .message:
+            if let decoded { handle(decoded, at: now) }
         }
     }
 
@@ -259,11 +270,11 @@ public struct EmbeddedRuntimeCore: ~Copyable {
 
     // MARK: Messages
 
-    private mutating func handle(_ text: String, at now: SessionInstant) {
+    private mutating func handle(_ decoded: Result<WireEnvelope, WireError>, at now: SessionInstant) {
         let envelope: WireEnvelope
-        do {
-            envelope = try WireCodec.decode(text)
-        } catch {
+        switch decoded {
+        case .success(let value): envelope = value
+        case .failure(let error):
             debug("could not read the client's message: \(error)")
             return
         }
@@ -319,12 +330,15 @@ public struct EmbeddedRuntimeCore: ~Copyable {
         let peak = recorder.append(chunk.samples, sampleRate: wireRate)
         lastAudioAt = now
         let level = PeakLevel(peak: peak, floatPeak: Float(peak) / 32_768)
-        // While a reply goes out and its last chunk plays (a hang-over's allowance), the client's
-        // audio is the reply or what echo control left of it, not the room: no floor is learnt.
-        let replyPlays = answers.contains { $0.hasStarted && $0.audioRemains }
-            || (streamFreeAt > .origin && now < streamFreeAt + options.gate.hangOver)
+        // While a reply plays (and a hang-over after it), the client's audio is the reply or what
+        // echo control left of it, not the room: no floor is learnt. A voice reply is placed in
+        // the client's audio time, from its turn's close for its length, so which frames teach
+        // the floor (and so the turns) is the same for audio sent in real time or as fast as taken.
+        let voiceReplyPlays = voiceReplyHeardUntil.map { gate.audioTime < $0 } ?? false
+        let replyPlays = voiceReplyPlays || answers.contains { $0.isTyped && $0.hasStarted && $0.audioRemains }
         switch gate.process(chunk.samples, level: level, sampleRate: chunk.sampleRate, learnsFloor: !replyPlays) {
         case .opened:
+            voiceReplyHeardUntil = nil
             interruptReply(at: now)
         case .closed(let speechEnd, _):
             endVoiceTurn(speechEnd: speechEnd)
@@ -376,6 +390,7 @@ public struct EmbeddedRuntimeCore: ~Copyable {
         if let rate = audio.unplayableRate { items.append(.message(.debug(message: RuntimeWording.unplayableRate(rate)))) }
         items.append(.message(.transcript(role: .assistant, text: RuntimeWording.voiceReply(speech: speech, unplayableRate: audio.unplayableRate), isFinal: true)))
         answers.append(Answer(items: items, audio: audio.reply))
+        voiceReplyHeardUntil = gate.audioTime + .samples(audio.reply.count, at: Self.replyRate) + options.gate.hangOver
     }
 
     /// A typed turn: answered at once (after any queued turn), with a short tone as its audio.
@@ -395,7 +410,7 @@ public struct EmbeddedRuntimeCore: ~Copyable {
             .message(.infoMessage(markdown: RuntimeWording.statisticsTable(turn: turnCount, audio: .zero, speech: "typed", peakDBFS: nil, rmsDBFS: nil))),
             .message(.transcript(role: .assistant, text: RuntimeWording.typedReply(text), isFinal: true)),
         ]
-        answers.append(Answer(items: items, audio: TypedTurnTone.samples))
+        answers.append(Answer(items: items, audio: TypedTurnTone.samples, isTyped: true))
     }
 
     /// `session.end`: the open turn is answered, what is queued goes out, then `session.ended`.
@@ -435,10 +450,10 @@ public struct EmbeddedRuntimeCore: ~Copyable {
     // MARK: Time and output
 
     /// Runs the timers due by `now`, earliest first: the end-of-audio timeout and escalation follow-ups.
-    private mutating func advance(to now: SessionInstant) {
+    private mutating func advance(to now: SessionInstant, endingQuietTurn: Bool = true) {
         latest = max(latest, now)
         while case .running = phase {
-            let timeout = gate.isOpen ? lastAudioAt.map { $0 + options.effectiveEndOfAudioTimeout } : nil
+            let timeout = gate.isOpen && endingQuietTurn ? lastAudioAt.map { $0 + options.effectiveEndOfAudioTimeout } : nil
             let followUp = escalationFollowUps.first
             if let timeout, timeout <= now, followUp.map({ timeout <= $0 }) ?? true {
                 if case .closed(let speechEnd, _)? = gate.close() { endVoiceTurn(speechEnd: speechEnd) }

@@ -50,6 +50,10 @@ public struct SessionConfiguration: Sendable, Hashable {
     /// How a dropped connection is replaced; ``ReconnectPolicy/never`` (the default) ends the
     /// session in `error(transport)` as before.
     public var reconnect: ReconnectPolicy
+    /// Whether the capture can hear the reply (a microphone beside a speaker). When it cannot (a
+    /// file), every frame teaches the voice gate's noise floor whenever a reply plays, so the
+    /// turns depend on the audio alone and not on when replies happened to arrive.
+    public var captureHearsReplies: Bool
 
     /// How long a turn may wait for its reply: the long-turn allowance for a long-running turn,
     /// else the reply timeout.
@@ -78,8 +82,10 @@ public struct SessionConfiguration: Sendable, Hashable {
         rotationRetryDelay: Duration = .seconds(10),
         rotationHoldLimit: Duration = .seconds(10),
         textRetryDelay: Duration = .milliseconds(10),
-        reconnect: ReconnectPolicy = .never
+        reconnect: ReconnectPolicy = .never,
+        captureHearsReplies: Bool = true
     ) {
+        self.captureHearsReplies = captureHearsReplies
         self.reconnect = reconnect
         self.rotationHoldLimit = rotationHoldLimit
         self.textRetryDelay = textRetryDelay

@@ -290,7 +290,8 @@ public struct SessionMachine: Sendable {
         }
         let replyPlays: Bool
         if case .speaking = phase { replyPlays = true } else { replyPlays = false }
-        switch live.gate.process(frame.samples, level: frame.level, sampleRate: configuration.captureSampleRate, learnsFloor: !replyPlays) {
+        let learnsFloor = !(replyPlays && configuration.captureHearsReplies)
+        switch live.gate.process(frame.samples, level: frame.level, sampleRate: configuration.captureSampleRate, learnsFloor: learnsFloor) {
         case .opened:
             if live.openTurn == nil { live.openTurn = ledger.beginTurn(.voice, at: now) }
             if case .ready = phase { Self.move(&phase, to: .talking, &actions) }
