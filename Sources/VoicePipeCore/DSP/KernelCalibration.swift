@@ -6,10 +6,10 @@ import CVoicePipeKernels
 /// may take them from different sets.
 ///
 /// Feature bits cannot make this choice: a core that splits 512-bit operations in two (AMD Zen 4)
-/// runs the AVX-512 kernels no faster than the AVX2 ones, a full-width core up to twice as fast;
-/// and on Zen 4 the AVX2 decimators beat the AVX-512 ones by about a fifth while the AVX-512
-/// interpolator is a few per cent faster. The candidate sets compute the same bits, so the choice
-/// changes speed only.
+/// has no more multiply-add throughput with AVX-512 than with AVX2, a full-width core twice as
+/// much; which set wins there depends on the kernels' instruction counts (on Zen 4 the AVX2
+/// decimators won by a fifth on 2026-12-01, the AVX-512 ones by a fifth after their rewrite,
+/// 2026-12-03). The candidate sets compute the same bits, so the choice changes speed only.
 public struct KernelCalibration: Sendable {
     /// One candidate's fastest probes, in nanoseconds of thread CPU time.
     public struct Timing: Sendable, Hashable {
