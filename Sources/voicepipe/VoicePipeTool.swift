@@ -6,7 +6,7 @@ import VoicePipeIO
 @main
 enum VoicePipeTool {
     /// The subcommands, in the order `--help` lists them.
-    static let commands: [any Command.Type] = [SessionCommand.self, ConvertCommand.self, InfoCommand.self, EncodeCommand.self, DecodeCommand.self, DevicesCommand.self, RecordCommand.self, PlayCommand.self, RoomCommand.self, PresignCommand.self]
+    static let commands: [any Command.Type] = [SessionCommand.self, ConvertCommand.self, InfoCommand.self, EncodeCommand.self, DecodeCommand.self, DevicesCommand.self, RecordCommand.self, PlayCommand.self, RoomCommand.self, PresignCommand.self, ReportCommand.self]
 
     static let version = "0.1.0"
 

@@ -528,7 +528,7 @@ struct SessionRuleTests {
         json["sessionId"] = nil
         // Still connected: the session has not ended, so it is reported as stopped, not ok.
         #expect(JSONWriter.string(.object(json)) == """
-            {"version":1,"status":"stopped","failure":"stopped ready","failureKind":"stopped","durationSeconds":4,\
+            {"version":1,"status":"stopped","failure":"stopped ready","failureKind":"stopped","durationSeconds":4,"connectToReadySeconds":0,\
             "turns":[{"number":1,"kind":"voice","speechSeconds":0.8,"latencySeconds":1.1,"latencyToEarSeconds":null},\
             {"number":2,"kind":"text","speechSeconds":null,"latencySeconds":0.25,"latencyToEarSeconds":null}],\
             "turnLatencies":[1.1,0.25],"turnLatency":{"count":2,"median":0.25,"p90":1.1,"p95":1.1,"p99":1.1,"max":1.1},"turnLatencyToEar":null,\

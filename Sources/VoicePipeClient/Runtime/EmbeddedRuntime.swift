@@ -200,8 +200,8 @@ private final class Connection: Sendable {
             switch input {
             case .event(let event):
                 core.receive(event, at: clock.now)
-                let (audio, turns) = (core.audioReceived, core.turns)
-                traffic.counts.withLock { $0.audioReceived = audio; $0.turns = turns }
+                let (audio, turns, sessionId) = (core.audioReceived, core.turns, core.sessionId)
+                traffic.counts.withLock { $0.audioReceived = audio; $0.turns = turns; $0.sessionId = sessionId }
             case .stop:
                 transport.close()
                 break serving
@@ -217,6 +217,9 @@ private final class Connection: Sendable {
 
 /// What one embedded runtime session received and sent, counted as it passed.
 public struct EmbeddedRuntimeTraffic: Sendable, Hashable {
+    /// The session's id from its `session.start` (nil before it came): which session, among
+    /// many served at once, these counts are of.
+    public var sessionId: String?
     /// The client's `audio.chunk`s as the runtime read them (decoded, in order).
     public var audioReceived = AudioTally()
     /// The reply `audio.chunk`s the transport took, in order (a refused one is counted when it goes).

@@ -143,6 +143,9 @@ public struct EmbeddedRuntimeCore: ~Copyable {
     /// Turns ended so far, voice and typed.
     public var turns: Int { turnCount }
 
+    /// The id of the session as its `session.start` gave it; nil before one arrived.
+    public private(set) var sessionId: String?
+
     /// True once the runtime's end closed (after ``Action/close``) or the client closed it.
     public var isFinished: Bool {
         if case .finished = phase { return true }
@@ -296,6 +299,7 @@ public struct EmbeddedRuntimeCore: ~Copyable {
                 return
             }
             started = true
+            self.sessionId = sessionId
             urgent.append(.send(.infoMessage(markdown: RuntimeWording.greeting(sessionId: sessionId, context: context))))
             if options.misbehaviour == .stall {
                 urgent.append(.stopReading)

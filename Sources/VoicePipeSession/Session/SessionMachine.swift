@@ -68,10 +68,11 @@ public struct SessionMachine: Sendable {
     /// An input that ended before, with nothing to answer, ends the session at once.
     public mutating func transportOpened(at now: SessionInstant) -> [SessionAction] {
         var actions = [SessionAction]()
-        guard case .connecting(_, let reconnection) = current else {
+        guard case .connecting(let since, let reconnection) = current else {
             ignore("transport opened", &actions)
             return scheduling(&actions)
         }
+        if reconnection == nil, ledger.counters.connectToReady == nil { ledger.counters.connectToReady = now - since }
         if let reconnection {
             resume(reconnection, at: now, &actions)
             return scheduling(&actions)

@@ -196,4 +196,7 @@ public struct SessionCounters: Sendable, Hashable {
     public internal(set) var repliesCutByDrop = 0
     /// Times the capture device failed mid-session (the session went on as text).
     public internal(set) var audioLosses = 0
+    /// From the first connect to the session being ready (its transport open, `session.start`
+    /// sent); nil until then.
+    public internal(set) var connectToReady: Duration?
 }

@@ -3,7 +3,8 @@
 /// recomputed exactly from several sessions (averaging percentiles is wrong).
 ///
 /// Shape (version 1): `version`, `sessionId`, `status` (`ok`, `failed` or `stopped`), `failure`
-/// and `failureKind` (when not ok), `durationSeconds`, `turns` (each `number`, `kind`,
+/// and `failureKind` (when not ok), `durationSeconds`, `connectToReadySeconds` (null when it never
+/// became ready), `turns` (each `number`, `kind`,
 /// `speechSeconds`, `latencySeconds`, `latencyToEarSeconds`, null where there is none),
 /// `turnLatencies` (seconds, one per answered turn, in turn order: as handed to the output),
 /// `turnLatency` (`count`, `median`, `p90`, `p95`, `p99`, `max`, or null), `turnLatencyToEar`
@@ -30,6 +31,7 @@ public enum SessionSummary {
             object["failureKind"] = .string("stopped")
         }
         object["durationSeconds"] = seconds(duration)
+        object["connectToReadySeconds"] = machine.counters.connectToReady.map(seconds) ?? .null
         let turns = machine.turns.filter { !$0.wasWithdrawn }
         object["turns"] = .array(turns.map { turn in
             .object(["number": .number(Double(turn.number)), "kind": .string(turn.kind.rawValue),

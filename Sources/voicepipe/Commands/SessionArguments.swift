@@ -34,6 +34,7 @@ extension SessionCommand {
         var fast = false
         var stdio = false
         var summary = SummaryOptions()
+        var corpus = CorpusOptions()
 
         static var textOption: OptionBinding<Self> {
             .repeated("text", "text", \.texts, .text, help: "Type this as a turn (repeatable; queued while connecting, sent in order).")
@@ -83,7 +84,7 @@ extension SessionCommand {
                 .repeated("long-running-tool", "name", \.longRunningTools, .text, help: "A tool that may take long: a turn that calls it gets 90 s (repeatable)."),
                 embeddedFaultOption,
                 InputFile.rawOption(\.raw),
-            ] + WebSocketArguments.bindings.within(\.webSocket) + CaptureArguments.bindings.within(\.capture) + [
+            ] + WebSocketArguments.bindings.within(\.webSocket) + CaptureArguments.bindings.within(\.capture) + CorpusOptions.bindings.within(\.corpus) + [
                 fastFlag,
                 stdioFlag,
                 SummaryOptions.quietFlag.within(\.summary),

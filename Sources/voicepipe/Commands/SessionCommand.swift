@@ -10,7 +10,10 @@ struct SessionCommand: Command {
     static let abstract = "Run a voice session: speech from a file or microphone through a runtime, the reply to a file or speaker."
     static var help: String {
         HelpText.make(
-            usage: "voicepipe session [<input>] [--text <text>]... [--out <file.wav>] [--log <file.jsonl>] [--fast] [--stdio | --runtime-command <cmd> | --url <ws(s)://host[:port]/path> | --agentcore-runtime <ARN>] [--mic <device>] [--speaker <device>] [--echo <backend>] [--room <room>] [--room-record <dir>] [--context <key=value>]...",
+            usage: """
+            voicepipe session [<input>] [--text <text>]... [--out <file.wav>] [--log <file.jsonl>] [--fast] [--stdio | --runtime-command <cmd> | --url <ws(s)://host[:port]/path> | --agentcore-runtime <ARN>] [--mic <device>] [--speaker <device>] [--echo <backend>] [--room <room>] [--room-record <dir>] [--context <key=value>]...
+                   voicepipe session <input>... --out-dir <dir> [--jobs <n>] [--repeat <k>] [--stagger <seconds>] [runtime and session options]
+            """,
             abstract: abstract,
             discussion: """
             The input file (any format 'convert' reads; '-' is standard input) goes through the capture path
@@ -49,7 +52,16 @@ struct SessionCommand: Command {
             sound from the microphone before frames are sent. --room runs the session live in a
             simulated room instead: the input file is the person speaking into it, the reply plays
             into it, and the summary adds echo return loss enhancement, self-interruptions and
-            barge-ins honoured; --room-record keeps the room's signals. Ctrl-C ends the session (session.end, then the wait for the runtime); a second
+            barge-ins honoured; --room-record keeps the room's signals.
+
+            With --out-dir, every input is a whole session of its own (its own connection and session id,
+            the same runtime options and --text turns), --jobs at once (default \(CorpusOptions.defaultWidth)), --repeat times,
+            each start --stagger seconds after the one before. Each session writes NAME.reply.wav and
+            NAME.log.jsonl into the folder and prints one line (or, with --json, its summary object) as it
+            ends; an input that cannot be read is reported by name and the rest run. At the end the folder
+            gets report.json (every session and every turn's latency, raw, for 'voicepipe report' to merge),
+            report.md and report-latency.svg; the exit status is the worst session's. Ctrl-C ends every
+            running session cleanly and starts no more, and the report is still written. Ctrl-C ends the session (session.end, then the wait for the runtime); a second
             stops waiting, still finishing the reply file and the log; a third quits at once.
             """,
             examples: [
@@ -63,6 +75,8 @@ struct SessionCommand: Command {
                 "voicepipe session --mic default --speaker default",
                 "voicepipe session Samples/Audio/room-barge-in-16k-mono-s16.wav --room office --room-record .build",
                 "voicepipe session take.wav --room kitchen,drift=100 --echo webrtc",
+                "voicepipe session calls/*.wav --out-dir results --jobs 32 --url wss://runtime.example.com/voice --header @runtime-headers.txt",
+                "voicepipe session utterances/*.wav --out-dir load --repeat 10 --stagger 0.2 --jobs 200",
             ],
             bindings: Options.bindings)
             + "\n  75  the runtime failed, or did not answer in time (EX_TEMPFAIL)"
@@ -86,8 +100,18 @@ struct SessionCommand: Command {
     let record: String?
     let echo: EchoBackend?
 
+    /// The corpus run, with `--out-dir`: every input a session of its own.
+    let corpus: SessionCorpusCommand?
+
     init(options: Options, positionals: [String]) throws(CommandFailure) {
-        guard positionals.count <= 1 else { throw .usage("give at most one input file, not \(positionals.count)", command: Self.name) }
+        if let directory = options.corpus.directory {
+            corpus = try SessionCorpusCommand(options: options, inputs: positionals, directory: directory)
+        } else {
+            corpus = nil
+            guard positionals.count <= 1 else {
+                throw .usage("give at most one input file, not \(positionals.count); to run each as a session of its own, add '\(CorpusOptions.outDirOption.flag) <dir>'", command: Self.name)
+            }
+        }
         input = positionals.first
         texts = options.texts
         outputPath = options.output
@@ -113,6 +137,7 @@ struct SessionCommand: Command {
     }
 
     func run() throws(CommandFailure) -> ExitCode {
+        if let corpus { return corpus.run() }
         var problems = [String]()
         let live = try liveAudio()
         let roomDevices = live?.room
