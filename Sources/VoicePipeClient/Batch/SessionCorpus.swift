@@ -26,6 +26,10 @@ public final class SessionCorpus: Sendable {
 
     /// Every session of the run, in order: the inputs of the first repetition, then the second's.
     public let jobs: [Job]
+    /// The recordings, each run once per repetition.
+    public let inputCount: Int
+    /// How many times the corpus runs.
+    public let repeats: Int
     /// Sessions at once.
     public let width: Int
     /// Between one session's start and the next.
@@ -56,6 +60,8 @@ public final class SessionCorpus: Sendable {
             }
         }
         self.jobs = jobs
+        inputCount = inputs.count
+        self.repeats = repeats
         self.width = width
         self.stagger = stagger
     }

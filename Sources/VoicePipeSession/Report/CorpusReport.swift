@@ -157,6 +157,10 @@ public struct CorpusReport: Sendable, Hashable {
     }
 
     public var okCount: Int { sessions.count { $0.isOK } }
+    /// A count summed over every session (turns, interruptions, tool calls, ...).
+    public func total(_ figure: KeyPath<Session, Int>) -> Int { sessions.reduce(0) { $0 + $1[keyPath: figure] } }
+    /// Seconds summed over every session (audio sent or received).
+    public func total(_ figure: KeyPath<Session, Double>) -> Double { sessions.reduce(0) { $0 + $1[keyPath: figure] } }
     /// Failed sessions by status, most frequent first (ties by name).
     public var failures: [(status: String, count: Int)] {
         var counts: [String: Int] = [:]
@@ -178,15 +182,15 @@ public struct CorpusReport: Sendable, Hashable {
         var failureCounts = JSONObject()
         for (status, count) in failures { failureCounts[status] = .integer(count) }
         object["failures"] = .object(failureCounts)
-        object["turns"] = .integer(sessions.reduce(0) { $0 + $1.turns })
+        object["turns"] = .integer(total(\.turns))
         object["turnLatency"] = Self.distribution(turnLatencies)
         object["connectToReady"] = Self.distribution(sessions.compactMap(\.connectToReadySeconds))
-        object["interruptions"] = .integer(sessions.reduce(0) { $0 + $1.interruptions })
-        object["toolCalls"] = .integer(sessions.reduce(0) { $0 + $1.toolCalls })
-        object["toolCallsOverBudget"] = .integer(sessions.reduce(0) { $0 + $1.toolCallsOverBudget })
-        object["reconnections"] = .integer(sessions.reduce(0) { $0 + $1.reconnections })
-        object["audioSentSeconds"] = Session.seconds(sessions.reduce(0) { $0 + $1.audioSentSeconds })
-        object["audioReceivedSeconds"] = Session.seconds(sessions.reduce(0) { $0 + $1.audioReceivedSeconds })
+        object["interruptions"] = .integer(total(\.interruptions))
+        object["toolCalls"] = .integer(total(\.toolCalls))
+        object["toolCallsOverBudget"] = .integer(total(\.toolCallsOverBudget))
+        object["reconnections"] = .integer(total(\.reconnections))
+        object["audioSentSeconds"] = Session.seconds(total(\.audioSentSeconds))
+        object["audioReceivedSeconds"] = Session.seconds(total(\.audioReceivedSeconds))
         object["sessions"] = .array(sessions.map { .object($0.json) })
         return object
     }

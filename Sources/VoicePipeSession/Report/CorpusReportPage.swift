@@ -4,12 +4,11 @@ public enum CorpusReportPage {
     /// The page; `latencyImage` is the SVG's file name beside it, nil to leave the picture out.
     public static func markdown(_ report: CorpusReport, latencyImage: String?) -> String {
         var lines = ["# VoicePipe corpus report", ""]
-        let failed = report.sessions.count - report.okCount
+        let failed = report.sessions.count - report.okCount, failures = report.failures
         var outcome = "- sessions: \(report.sessions.count), \(report.okCount) ok, \(failed) failed"
-        if !report.failures.isEmpty { outcome += " (" + report.failures.map { "\($0.status) \($0.count)" }.joined(separator: ", ") + ")" }
+        if !failures.isEmpty { outcome += " (" + failures.map { "\($0.status) \($0.count)" }.joined(separator: ", ") + ")" }
         lines.append(outcome)
-        let turns = report.sessions.reduce(0) { $0 + $1.turns }
-        lines.append("- turns: \(turns), \(report.turnLatencies.count) answered")
+        lines.append("- turns: \(report.total(\.turns)), \(report.turnLatencies.count) answered")
         if let spread = report.turnLatency {
             lines.append("- turn latency over \(spread.count) answered turns: median \(seconds(spread.median)), p90 \(seconds(spread.p90)), p95 \(seconds(spread.p95)), p99 \(seconds(spread.p99)), max \(seconds(spread.max))")
         } else {
@@ -18,17 +17,15 @@ public enum CorpusReportPage {
         if let ready = report.connectToReady {
             lines.append("- connect to ready over \(ready.count) sessions: median \(seconds(ready.median)), p95 \(seconds(ready.p95)), max \(seconds(ready.max))")
         }
-        let sum = { (figure: (CorpusReport.Session) -> Int) in report.sessions.reduce(0) { $0 + figure($1) } }
-        lines.append("- interruptions: \(sum(\.interruptions)); tool calls: \(sum(\.toolCalls)), \(sum(\.toolCallsOverBudget)) over budget; reconnections: \(sum(\.reconnections)); frames dropped: \(sum(\.framesDropped))")
-        let sent = report.sessions.reduce(0) { $0 + $1.audioSentSeconds }, received = report.sessions.reduce(0) { $0 + $1.audioReceivedSeconds }
-        lines.append("- audio sent: \(seconds(.seconds(sent))); audio received: \(seconds(.seconds(received)))")
+        lines.append("- interruptions: \(report.total(\.interruptions)); tool calls: \(report.total(\.toolCalls)), \(report.total(\.toolCallsOverBudget)) over budget; reconnections: \(report.total(\.reconnections)); frames dropped: \(report.total(\.framesDropped))")
+        lines.append("- audio sent: \(seconds(.seconds(report.total(\.audioSentSeconds)))); audio received: \(seconds(.seconds(report.total(\.audioReceivedSeconds))))")
         if let latencyImage, report.turnLatency != nil {
             lines += ["", "![Turn latency across every answered turn](\(latencyImage))"]
         }
-        let failures = report.sessions.filter { !$0.isOK }
-        if !failures.isEmpty {
+        let failedSessions = report.sessions.filter { !$0.isOK }
+        if !failedSessions.isEmpty {
             lines += ["", "## Failed sessions", "", "| input | status | why |", "|---|---|---|"]
-            for session in failures {
+            for session in failedSessions {
                 lines.append("| \(cell(session.input)) | \(session.status) | \(cell(session.failure ?? "")) |")
             }
         }

@@ -86,10 +86,7 @@ struct BatchCapture {
     /// directory that is not there, standard input among the inputs, and two inputs that would
     /// write the same output.
     static func outputs(for inputs: [String], in directory: String, extension: String, command: String) throws(CommandFailure) -> [String] {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw CommandFailure("cannot write into '\(directory)': it is not a directory that exists; create it first", exitCode: .cannotCreate)
-        }
+        try OutputFolder.requireExisting(directory)
         if inputs.contains("-") {
             throw .usage("'-' (standard input) cannot be one of many inputs; convert it on its own", command: command)
         }
@@ -126,5 +123,16 @@ struct BatchCapture {
         }
         let worst = failures.map(\.exitCode).max { $0.rawValue < $1.rawValue } ?? .success
         return (worst, failures.count)
+    }
+}
+
+/// A folder a command writes into, which must already exist (as `convert --out-dir` has always wanted).
+enum OutputFolder {
+    /// Refuses, before any work, a folder that is not there (exit 73).
+    static func requireExisting(_ directory: String) throws(CommandFailure) {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw CommandFailure("cannot write into '\(directory)': it is not a directory that exists; create it first", exitCode: .cannotCreate)
+        }
     }
 }

@@ -46,12 +46,7 @@ struct ReportCommand: Command {
 
     init(options: Options, positionals: [String]) throws(CommandFailure) {
         inputs = try Positionals.atLeastOne(positionals, named: "report.json", command: Self.name)
-        if let directory = options.outputDirectory {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw CommandFailure("cannot write into '\(directory)': it is not a directory that exists; create it first", exitCode: .cannotCreate)
-            }
-        }
+        if let directory = options.outputDirectory { try OutputFolder.requireExisting(directory) }
         self.options = options
     }
 

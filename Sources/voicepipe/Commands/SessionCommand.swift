@@ -82,6 +82,32 @@ struct SessionCommand: Command {
             + "\n  75  the runtime failed, or did not answer in time (EX_TEMPFAIL)"
     }
 
+    /// One session, or with `--out-dir` a corpus of them.
+    enum Mode {
+        case single(SingleSession)
+        case corpus(SessionCorpusCommand)
+    }
+
+    let mode: Mode
+
+    init(options: Options, positionals: [String]) throws(CommandFailure) {
+        if let directory = options.corpus.directory {
+            mode = .corpus(try SessionCorpusCommand(options: options, inputs: positionals, directory: directory))
+        } else {
+            mode = .single(try SingleSession(options: options, positionals: positionals))
+        }
+    }
+
+    func run() throws(CommandFailure) -> ExitCode {
+        switch mode {
+        case .single(let session): try session.run()
+        case .corpus(let corpus): corpus.run()
+        }
+    }
+}
+
+/// One session, from a file or a microphone to a reply file or a speaker.
+struct SingleSession {
     let input: String?
     let texts: [String]
     let outputPath: String?
@@ -100,17 +126,9 @@ struct SessionCommand: Command {
     let record: String?
     let echo: EchoBackend?
 
-    /// The corpus run, with `--out-dir`: every input a session of its own.
-    let corpus: SessionCorpusCommand?
-
-    init(options: Options, positionals: [String]) throws(CommandFailure) {
-        if let directory = options.corpus.directory {
-            corpus = try SessionCorpusCommand(options: options, inputs: positionals, directory: directory)
-        } else {
-            corpus = nil
-            guard positionals.count <= 1 else {
-                throw .usage("give at most one input file, not \(positionals.count); to run each as a session of its own, add '\(CorpusOptions.outDirOption.flag) <dir>'", command: Self.name)
-            }
+    init(options: SessionCommand.Options, positionals: [String]) throws(CommandFailure) {
+        guard positionals.count <= 1 else {
+            throw .usage("give at most one input file, not \(positionals.count); to run each as a session of its own, add '\(CorpusOptions.outDirOption.flag) <dir>'", command: SessionCommand.name)
         }
         input = positionals.first
         texts = options.texts
@@ -127,17 +145,16 @@ struct SessionCommand: Command {
         roomRecord = options.roomRecord
         record = options.record
         echo = SessionArguments.echoBackend(options)
-        try SessionArguments.checkLive(options, input: positionals.first, command: Self.name)
+        try SessionArguments.checkLive(options, input: positionals.first, command: SessionCommand.name)
         // One id for session.start and every AgentCore handshake (reconnections and rotations too).
         var options = options
         options.sessionId = options.sessionId ?? AgentCoreRuntime.makeSessionId()
-        transport = try SessionRuntimeChoice(options, command: Self.name)
+        transport = try SessionRuntimeChoice(options, command: SessionCommand.name)
         configuration = SessionArguments.configuration(options)
-        try SessionArguments.check(input: input, texts: texts, microphone: microphone, output: outputPath, speaker: speaker, log: logPath, transport: transport, fast: fast, command: Self.name)
+        try SessionArguments.check(input: input, texts: texts, microphone: microphone, output: outputPath, speaker: speaker, log: logPath, transport: transport, fast: fast, command: SessionCommand.name)
     }
 
     func run() throws(CommandFailure) -> ExitCode {
-        if let corpus { return corpus.run() }
         var problems = [String]()
         let live = try liveAudio()
         let roomDevices = live?.room
@@ -146,8 +163,8 @@ struct SessionCommand: Command {
             source = live.capture
             output = (live.output, nil)
         } else {
-            source = try SessionArguments.captureSource(input: input, raw: raw, capture: capture, microphone: microphone, fast: fast, texts: texts, problems: &problems, command: Self.name)
-            output = try SessionArguments.replyOutput(path: outputPath, speaker: speaker, texts: texts, problems: &problems, command: Self.name)
+            source = try SessionArguments.captureSource(input: input, raw: raw, capture: capture, microphone: microphone, fast: fast, texts: texts, problems: &problems, command: SessionCommand.name)
+            output = try SessionArguments.replyOutput(path: outputPath, speaker: speaker, texts: texts, problems: &problems, command: SessionCommand.name)
         }
         let printer = SessionPrinter(toStandardError: transport.usesStandardStreams || outputPath == "-" || logPath == "-", quiet: quiet)
         let log = try SessionArguments.log(logPath, sampleRate: configuration.captureSampleRate)
@@ -171,7 +188,7 @@ struct SessionCommand: Command {
         printer.summary(report, fast: fast)
         if let recorder {
             if let failure = recorder.failure {
-                Console.warning(Self.name, "the recording '\(recorder.path)' is incomplete: \(failure.message)")
+                Console.warning(SessionCommand.name, "the recording '\(recorder.path)' is incomplete: \(failure.message)")
             } else {
                 let length = Double(recorder.framesWritten) / ConversationMix.sampleRate.hertz
                 printer.lines(["recorded both sides: \(String(format: "%.3f", length)) s to '\(recorder.path)' (left: captured and sent, right: played; 16 kHz)"])
@@ -182,10 +199,10 @@ struct SessionCommand: Command {
             if let roomRecord {
                 let recording = live.writeRecording(to: roomRecord)
                 printer.lines(recording.lines)
-                if let failure = recording.failure { Console.warning(Self.name, failure) }
+                if let failure = recording.failure { Console.warning(SessionCommand.name, failure) }
             }
         }
-        if let failure = log?.failure { Console.warning(Self.name, "the session log is incomplete: \(failure.message)") }
+        if let failure = log?.failure { Console.warning(SessionCommand.name, "the session log is incomplete: \(failure.message)") }
         let exitCode = SessionArguments.exitCode(for: report)
         if summaryOptions.json {
             summaryOptions.emit("", json: SessionArguments.summaryObject(report, input: input, exitCode: exitCode),
@@ -201,7 +218,7 @@ struct SessionCommand: Command {
             return try LiveAudio.room(room.configuration, description: room.text, talker: input, raw: raw, backend: echo, capture: capture, keepsSignals: roomRecord != nil)
         }
         if let microphone, let speaker, let echo {
-            return try LiveAudio.devices(microphone: microphone, speaker: speaker, backend: echo, capture: capture, command: Self.name)
+            return try LiveAudio.devices(microphone: microphone, speaker: speaker, backend: echo, capture: capture, command: SessionCommand.name)
         }
         return nil
     }

@@ -69,10 +69,7 @@ struct SessionCorpusCommand: Sendable {
         for refusal in refused where refusal.given {
             throw .usage("'\(refusal.flag)' cannot be combined with '\(outDir)': \(refusal.why)", command: command)
         }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw CommandFailure("cannot write into '\(directory)': it is not a directory that exists; create it first", exitCode: .cannotCreate)
-        }
+        try OutputFolder.requireExisting(directory)
         do {
             corpus = try SessionCorpus(inputs: inputs, repeats: options.corpus.repeats ?? 1, width: options.corpus.jobs ?? CorpusOptions.defaultWidth,
                                        stagger: .seconds(options.corpus.stagger ?? 0))
@@ -92,7 +89,7 @@ struct SessionCorpusCommand: Sendable {
         let progress = ProgressLine(label: "sessions", total: Double(corpus.jobs.count), unit: "ended", enabled: !summary.quiet)
         var ended = 0
         if !summary.quiet && !summary.json {
-            Console.error("voicepipe session: \(Console.count(corpus.jobs.count, "session")) from \(Console.count(corpus.jobs.count / max(options.corpus.repeats ?? 1, 1), "input")), \(corpus.width) at once, against \(runtime.description); replies and logs in '\(directory)'")
+            Console.error("voicepipe session: \(Console.count(corpus.jobs.count, "session")) from \(Console.count(corpus.inputCount, "input")), \(corpus.width) at once, against \(runtime.description); replies and logs in '\(directory)'")
         }
         // The first Ctrl-C ends every running session cleanly (session.end, then the wait) and
         // starts no more; the second stops the waits; a third quits at once. The report is written either way.
@@ -125,9 +122,7 @@ struct SessionCorpusCommand: Sendable {
     private func session(_ job: SessionCorpus.Job, stop: SessionCorpus.Stop) -> Outcome {
         var options = options
         options.sessionId = AgentCoreRuntime.makeSessionId()
-        let folder = URL(fileURLWithPath: directory)
-        let replyPath = folder.appendingPathComponent(job.name + ".reply.wav").path
-        let logPath = folder.appendingPathComponent(job.name + ".log.jsonl").path
+        let replyPath = path(of: job, ".reply.wav"), logPath = path(of: job, ".log.jsonl")
         do throws(CommandFailure) {
             let runtime: SessionRuntimeChoice = embedded == nil ? try SessionRuntimeChoice(options, command: SessionCommand.name) : self.runtime
             let configuration = SessionArguments.configuration(options)
@@ -136,15 +131,13 @@ struct SessionCorpusCommand: Sendable {
                                                              texts: options.texts, problems: &problems, command: SessionCommand.name)
             let output = try SessionArguments.replyOutput(path: replyPath, speaker: nil, texts: options.texts, problems: &problems, command: SessionCommand.name)
             let log = try SessionArguments.log(logPath, sampleRate: configuration.captureSampleRate)
-            let connect: @Sendable () throws -> any SessionTransport
-            if let embedded {
-                connect = { embedded.connect() }
-            } else {
-                connect = { try runtime.makeTransport() }
+            // The corpus's one embedded runtime serves every session; any other runtime is connected to afresh.
+            let connect = { @Sendable [embedded] () throws(CommandFailure) -> any SessionTransport in
+                if let embedded { return embedded.connect() }
+                return try runtime.makeTransport()
             }
             let needsConnect = configuration.rotateAfter != nil || configuration.reconnect.attempts > 0
-            let first: any SessionTransport = if let embedded { embedded.connect() } else { try runtime.makeTransport() }
-            let driver = SessionDriver(options: SessionDriverOptions(session: configuration, initialTexts: options.texts), transport: first,
+            let driver = SessionDriver(options: SessionDriverOptions(session: configuration, initialTexts: options.texts), transport: try connect(),
                                        connect: needsConnect ? connect : nil, capture: capture, output: output.output) { event, instant in
                 log?.record(event, at: instant)
             }
@@ -186,13 +179,18 @@ struct SessionCorpusCommand: Sendable {
     /// "[3/12] take.wav: ok, 3 turns, latency median 0.412 s, max 0.600 s -> out/take.reply.wav".
     private func line(_ job: SessionCorpus.Job, _ outcome: Outcome, position: Int) -> String {
         let session = outcome.session
-        let prefix = "[\(position)/\(corpus.jobs.count)] \(job.input)\(corpus.jobs.count > corpus.jobs.count(where: { $0.repetition == 1 }) ? " (run \(job.repetition))" : "")"
+        let prefix = "[\(position)/\(corpus.jobs.count)] \(job.input)\(corpus.repeats > 1 ? " (run \(job.repetition))" : "")"
         guard session.isOK else { return "\(prefix): \(session.status): \(session.failure ?? "failed")" }
         var text = "\(prefix): ok, \(Console.count(session.turns, "turn"))"
         if let spread = LatencyDistribution(session.turnLatencies.map { Duration.seconds($0) }) {
             text += ", latency median \(spread.median.formattedSeconds), max \(spread.max.formattedSeconds)"
         }
-        return text + " -> \(URL(fileURLWithPath: directory).appendingPathComponent(job.name + ".reply.wav").path)"
+        return text + " -> \(path(of: job, ".reply.wav"))"
+    }
+
+    /// A file of `job` in the folder: its name and `suffix`.
+    private func path(of job: SessionCorpus.Job, _ suffix: String) -> String {
+        URL(fileURLWithPath: directory).appendingPathComponent(job.name + suffix).path
     }
 
     /// "12 sessions: 11 ok, 1 failed (unreadable 1); 33 answered turns, median 0.412 s, p95 0.6 s; report in out/report.md".

@@ -218,10 +218,7 @@ extension SessionArguments {
         }
         if let directory = options.roomRecord {
             guard options.room != nil else { throw .usage("'\(Options.roomRecordOption.flag)' records a simulated room: give '\(room)' too", command: command) }
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw CommandFailure("cannot write into '\(directory)': it is not a directory that exists; create it first", exitCode: .cannotCreate)
-            }
+            try OutputFolder.requireExisting(directory)
         }
     }
 
