@@ -6,9 +6,17 @@ import VoicePipeSession
 /// backoff that doubles, and enters `live` again on a new connection that continues the session;
 /// nothing the user said or typed meanwhile is lost, and what cannot be kept is counted.
 struct SessionReconnectionTests {
-    static func configuration(attempts: Int = 3, jitter: Double = 0, holdLimit: Duration = .seconds(5)) -> SessionConfiguration {
+    /// A policy that resumes at once on a new connection (no wait for `session.resumed`), unless
+    /// `resumptionWait` is given: the tests of what the runtime says it read give one.
+    static func configuration(attempts: Int = 3, jitter: Double = 0, holdLimit: Duration = .seconds(5), resumptionWait: Duration = .zero) -> SessionConfiguration {
         SessionConfiguration(sessionId: "s-1", context: ["persona": .string("Dana")], keepAliveInterval: .seconds(1_000),
-                             reconnect: ReconnectPolicy(attempts: attempts, jitter: jitter, holdLimit: holdLimit))
+                             reconnect: ReconnectPolicy(attempts: attempts, jitter: jitter, holdLimit: holdLimit, resumptionWait: resumptionWait))
+    }
+
+    /// Captures a frame carrying `marker` at `instant` and reports it written, as a driver does.
+    static func sendFrame(_ script: inout SessionScript, marker: Int16, at instant: SessionInstant) {
+        let actions = script.run { $0.captured(Self.frame(SessionScript.room, marker: marker), at: instant) }
+        for case .sendCapturedFrame(let frame) in actions { script.run { $0.frameSent(frame, at: instant) } }
     }
 
     static let reset = "the connection to ws://127.0.0.1:9/voice dropped without a close frame"
@@ -269,6 +277,165 @@ struct SessionReconnectionTests {
         #expect(script.sent == ["session.start", "text.input first", "text.input second"])
         #expect(script.machine.ledger.counters.textsSent == 2)
         #expect(script.machine.state == .thinking)
+    }
+
+    // MARK: What the runtime read (session.resumed)
+
+    /// Frames 1-10 and a text were written; the runtime read frames 1-6 and no text before it
+    /// aborted. The new connection sends 7-10 again, then what was captured while away, then the
+    /// text: every frame reaches the runtime once, in order, and the text once.
+    @Test func whatTheRuntimeNeverReadGoesOutAgainFirstThenTheHeldAudioThenTheTexts() throws {
+        var script = SessionScript(Self.configuration(resumptionWait: .seconds(2)))
+        script.connectAndOpen(at: .origin)
+        for marker in Int16(1)...10 { Self.sendFrame(&script, marker: marker, at: .ms(32 * Int(marker))) }
+        try script.type("typed", at: .ms(330))
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: .ms(400)) }
+        script.run { $0.captured(Self.frame(SessionScript.room, marker: 11), at: .ms(432)) }
+        script.runTimers(until: .ms(900))
+        script.clearLog()
+        let opened = script.run { $0.transportOpened(at: .ms(950)) }
+        // Only session.start: the rest waits for the runtime's word, at most the 2 s wait.
+        #expect(script.sent == ["session.start"])
+        #expect(script.machine.state == .connecting)
+        #expect(opened.last == .scheduleTick(at: .ms(2_950)))
+        script.run { $0.captured(Self.frame(SessionScript.room, marker: 12), at: .ms(964)) }
+        let resumed = script.receive(.sessionResumed(audioChunks: 6, texts: 0), at: .ms(980))
+        script.confirmTexts(in: resumed, at: .ms(980))
+        #expect(Self.sentMarkers(resumed) == [7, 8, 9, 10, 11, 12])
+        #expect(script.sent.suffix(7) == ["frame", "frame", "frame", "frame", "frame", "frame", "text.input typed"])
+        #expect(resumed.contains(.note(.unreadSentAgain(frames: 4, texts: 1, lost: 0))))
+        #expect(resumed.contains { action in
+            guard case .note(.textRequeued(let text, let reason)) = action else { return false }
+            return text.text == "typed" && reason == "the runtime never read it before the connection dropped"
+        })
+        #expect(script.machine.state == .thinking)
+        let counters = script.machine.ledger.counters
+        #expect(counters.framesResent == 4 && counters.textsResent == 1 && counters.audioUnconfirmed == 0)
+        #expect(counters.textsSent == 1)
+        // Frames 1-6 stay sent; 7-10 count again when the transport takes them.
+        #expect(counters.framesSent == 6)
+        for frame in resumed.compactMap({ if case .sendCapturedFrame(let frame) = $0 { frame } else { nil } }) {
+            script.run { $0.frameSent(frame, at: .ms(980)) }
+        }
+        #expect(script.machine.ledger.counters.framesSent == 12)
+        // One typed turn: the withdrawn one is not counted twice.
+        #expect(script.machine.ledger.turns.filter { !$0.wasWithdrawn }.count == 1)
+    }
+
+    /// Keep-alive silences are `audio.chunk` messages too: the runtime's count includes them, and
+    /// one that it did not read is not sent again (it was only silence).
+    @Test func anUnreadKeepAliveCountsInTheRuntimesTallyAndIsNotSentAgain() {
+        var configuration = Self.configuration(resumptionWait: .seconds(2))
+        configuration.keepAliveInterval = .seconds(1)
+        var script = SessionScript(configuration)
+        script.connectAndOpen(at: .origin)
+        Self.sendFrame(&script, marker: 1, at: .ms(32))
+        script.runTimers(until: .ms(1_032))
+        #expect(script.machine.ledger.counters.keepAlivesSent == 1)
+        Self.sendFrame(&script, marker: 2, at: .ms(1_064))
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: .ms(1_100)) }
+        script.runTimers(until: .ms(1_600))
+        script.run { $0.transportOpened(at: .ms(1_650)) }
+        // Read: frame 1 only. Unread: the keep-alive and frame 2.
+        let resumed = script.receive(.sessionResumed(audioChunks: 1, texts: 0), at: .ms(1_700))
+        #expect(Self.sentMarkers(resumed) == [2])
+        #expect(resumed.contains(.note(.unreadSentAgain(frames: 1, texts: 0, lost: 0))))
+    }
+
+    /// Unread audio older than the hold limit is no longer kept: it is dropped and counted.
+    @Test func unreadAudioPastTheHoldLimitIsCountedAsDropped() {
+        // A hold of 0.16 s: five 32 ms frames.
+        var script = SessionScript(Self.configuration(holdLimit: .milliseconds(160), resumptionWait: .seconds(2)))
+        script.connectAndOpen(at: .origin)
+        for marker in Int16(1)...8 { Self.sendFrame(&script, marker: marker, at: .ms(32 * Int(marker))) }
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: .ms(300)) }
+        script.runTimers(until: .ms(800))
+        script.run { $0.transportOpened(at: .ms(850)) }
+        let resumed = script.receive(.sessionResumed(audioChunks: 1, texts: 0), at: .ms(860))
+        #expect(Self.sentMarkers(resumed) == [4, 5, 6, 7, 8])
+        #expect(resumed.contains(.note(.unreadSentAgain(frames: 5, texts: 0, lost: 2))))
+        #expect(script.machine.ledger.counters.framesDropped == 2)
+        #expect(script.machine.ledger.counters.framesSent == 1)
+    }
+
+    /// A runtime whose first message on the new connection is not `session.resumed` does not
+    /// say what it read: the session resumes at that message (which then counts as usual), the
+    /// dropped connection's audio is counted unconfirmed, and the next reconnection does not wait.
+    @Test func aRuntimeThatDoesNotSayWhatItReadIsNotWaitedForAgain() {
+        var script = SessionScript(Self.configuration(resumptionWait: .seconds(2)))
+        script.connectAndOpen(at: .origin)
+        for marker in Int16(1)...3 { Self.sendFrame(&script, marker: marker, at: .ms(32 * Int(marker))) }
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: .ms(200)) }
+        script.runTimers(until: .ms(700))
+        script.run { $0.transportOpened(at: .ms(750)) }
+        #expect(script.machine.state == .connecting)
+        script.clearLog()
+        let greeted = script.receive(.infoMessage(markdown: "hello again"), at: .ms(800))
+        #expect(script.machine.state == .ready)
+        #expect(greeted.contains(.note(.readNotConfirmed(audioChunks: 3))))
+        #expect(script.machine.ledger.infoCards.map(\.markdown) == ["hello again"])
+        #expect(script.machine.ledger.counters.audioUnconfirmed == 3)
+        #expect(script.machine.ledger.counters.ignoredEvents == 0)
+        // Up 20 s, two more frames, a drop: the next connection resumes at once.
+        Self.sendFrame(&script, marker: 4, at: .ms(20_000))
+        Self.sendFrame(&script, marker: 5, at: .ms(20_032))
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: .ms(20_100)) }
+        script.runTimers(until: .ms(20_600))
+        script.clearLog()
+        let opened = script.run { $0.transportOpened(at: .ms(20_650)) }
+        #expect(script.machine.state == .ready)
+        #expect(opened.contains(.note(.readNotConfirmed(audioChunks: 2))))
+        #expect(script.machine.ledger.counters.audioUnconfirmed == 5)
+    }
+
+    /// A runtime that says nothing at all within the wait: the session resumes when it runs out.
+    @Test func whenTheWaitRunsOutTheSessionResumesWithTheHeldAudio() {
+        var script = SessionScript(Self.configuration(resumptionWait: .seconds(2)))
+        script.connectAndOpen(at: .origin)
+        Self.sendFrame(&script, marker: 1, at: .ms(32))
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: .ms(100)) }
+        script.run { $0.captured(Self.frame(SessionScript.room, marker: 2), at: .ms(132)) }
+        script.runTimers(until: .ms(600))
+        script.run { $0.transportOpened(at: .ms(650)) }
+        script.clearLog()
+        script.runTimers(until: .ms(2_649))
+        #expect(script.machine.state == .connecting)
+        script.runTimers(until: .ms(2_650))
+        #expect(script.machine.state == .ready)
+        #expect(Self.sentMarkers(script.log) == [2])
+        #expect(script.log.contains(.note(.readNotConfirmed(audioChunks: 1))))
+    }
+
+    /// The new connection drops before the runtime answered: the next attempt waits again, and
+    /// nothing held is lost.
+    @Test func aConnectionThatDropsWhileWaitingForTheRuntimesWordIsRetriedAndHoldsOn() {
+        var script = SessionScript(Self.configuration(resumptionWait: .seconds(2)))
+        script.connectAndOpen(at: .origin)
+        for marker in Int16(1)...3 { Self.sendFrame(&script, marker: marker, at: .ms(32 * Int(marker))) }
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: .ms(200)) }
+        script.runTimers(until: .ms(700))
+        script.run { $0.transportOpened(at: .ms(750)) }
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: .ms(800)) }
+        #expect(script.log.contains(.note(.reconnecting(attempt: 2, of: 3, in: .seconds(1), reason: Self.reset))))
+        script.runTimers(until: .ms(1_800))
+        script.run { $0.transportOpened(at: .ms(1_850)) }
+        #expect(script.machine.state == .connecting)
+        let resumed = script.receive(.sessionResumed(audioChunks: 2, texts: 0), at: .ms(1_900))
+        #expect(Self.sentMarkers(resumed) == [3])
+        #expect(script.machine.state == .ready)
+    }
+
+    /// A rotation's fresh connection may answer `session.resumed` too: the old connection closes
+    /// in order, so nothing was lost, and nothing is sent again.
+    @Test func sessionResumedOnALiveConnectionChangesNothing() {
+        var script = SessionScript(Self.configuration(resumptionWait: .seconds(2)))
+        script.connectAndOpen(at: .origin)
+        Self.sendFrame(&script, marker: 1, at: .ms(32))
+        script.clearLog()
+        let actions = script.receive(.sessionResumed(audioChunks: 0, texts: 0), at: .ms(40))
+        #expect(Self.sentMarkers(actions).isEmpty)
+        #expect(script.machine.ledger.counters.ignoredEvents == 0)
+        #expect(script.machine.ledger.counters.framesResent == 0)
     }
 
     @Test func aReplyPlayingWhenTheConnectionDropsIsCutAndSaidToBe() {

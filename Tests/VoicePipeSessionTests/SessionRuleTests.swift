@@ -534,7 +534,7 @@ struct SessionRuleTests {
             "turnLatencies":[1.1,0.25],"turnLatency":{"count":2,"median":0.25,"p90":1.1,"p95":1.1,"p99":1.1,"max":1.1},"turnLatencyToEar":null,\
             "audioSent":{"seconds":1.312,"frames":41,"keepAlives":0,"framesDropped":0},"audioReceived":{"seconds":0.04,"chunks":2},\
             "interruptions":0,"toolCalls":{"count":0,"overBudget":0,"unpaired":0},\
-            "reconnections":{"count":0,"framesHeld":0,"framesDroppedWhileAway":0,"repliesCut":0},"audioLosses":0,"typedTextsNeverSent":0}
+            "reconnections":{"count":0,"framesHeld":0,"framesDroppedWhileAway":0,"repliesCut":0,"framesResent":0,"textsResent":0,"audioUnconfirmed":0},"audioLosses":0,"typedTextsNeverSent":0}
             """)
     }
 

@@ -58,6 +58,7 @@ struct WireCodecTests {
         (.sessionEnded(reason: "idle timeout"), #"{"type":"session.ended","reason":"idle timeout"}"#),
         (.error(message: "rate limited", code: "rate_limited"), #"{"type":"error","message":"rate limited","code":"rate_limited"}"#),
         (.debug(message: "vad: speech start"), #"{"type":"debug","message":"vad: speech start"}"#),
+        (.sessionResumed(audioChunks: 88, texts: 2), #"{"type":"session.resumed","audioChunks":88,"texts":2}"#),
     ]
 
     @Test func everyTypeEncodesToItsExactJSON() {
@@ -213,6 +214,9 @@ struct WireCodecTests {
         #expect(error(#"{"type":"classification","label":"x","confidence":"high"}"#) == .wrongFieldType(type: "classification", field: "confidence", expected: "number", found: "string"))
         #expect(error(#"{"type":"audio.chunk","data":"AQI=","sampleRate":"24000"}"#) == .wrongFieldType(type: "audio.chunk", field: "sampleRate", expected: "integer", found: "string"))
         #expect(error(#"{"type":"audio.chunk","data":"AQI=","sampleRate":-1}"#) == .audioChunk(.badSampleRate("-1")))
+        #expect(error(#"{"type":"session.resumed","audioChunks":-1,"texts":0}"#) == .invalidValue(type: "session.resumed", field: "audioChunks", reason: "must be zero or more, not -1"))
+        #expect(error(#"{"type":"session.resumed","audioChunks":3,"texts":1.5}"#) == .wrongFieldType(type: "session.resumed", field: "texts", expected: "integer", found: "number"))
+        #expect(error(#"{"type":"session.resumed","audioChunks":3}"#) == .missingField(type: "session.resumed", field: "texts"))
         #expect(error(#"{"type":"audio.chunk","data":"AQ==","sampleRate":24000}"#) == .audioChunk(.oddByteCount(1)))
         #expect(error(#"{"type":"audio.chunk","data":"AQ=A","sampleRate":24000}"#) != nil)
         // Bad base64 is reported as such, with its offset; the byte count is judged first, as

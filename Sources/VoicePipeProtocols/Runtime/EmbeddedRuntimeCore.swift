@@ -317,7 +317,7 @@ public struct EmbeddedRuntimeCore: ~Copyable {
         case .unknown:
             break   // noted above, once per type
         case .transcript, .toolCall, .toolResult, .classification, .escalation, .interruption,
-             .infoMessage, .sessionEnded, .error, .debug:
+             .infoMessage, .sessionEnded, .error, .debug, .sessionResumed:
             debug("\(message.type) is a message a runtime sends, not one it takes (ignored)")
         }
     }

@@ -32,6 +32,8 @@ struct LiveConnection: Sendable {
     var rotation: Rotation?
     /// No rotation before this, after one failed.
     var rotationNotBefore: SessionInstant?
+    /// The session's `audio.chunk` messages written before this connection opened.
+    var writtenAtOpen = 0
     /// The reconnection attempt that opened this connection (0: not a reconnection).
     var reconnectedOnAttempt = 0
     /// Captured frames the transport refused because it had just closed (its closing report not

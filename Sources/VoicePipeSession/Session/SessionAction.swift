@@ -97,6 +97,13 @@ public enum SessionNote: Sendable, Hashable {
     /// Attempt `attempt` opened a new connection `gap` after the drop; `heldFrames` captured
     /// meanwhile go out on it.
     case reconnected(attempt: Int, gap: Duration, heldFrames: Int)
+    /// The runtime said what it read before the drop (`session.resumed`): `frames` captured
+    /// frames and `texts` typed texts it never read go out again; `lost` unread frames were
+    /// older than the hold limit and are dropped.
+    case unreadSentAgain(frames: Int, texts: Int, lost: Int)
+    /// The runtime did not say what it read before the drop: `audioChunks` audio messages the
+    /// dropped connection wrote may have been lost unseen.
+    case readNotConfirmed(audioChunks: Int)
     /// The reply that was playing was cut by the drop: the rest of it never came.
     case replyCutByDrop
 }

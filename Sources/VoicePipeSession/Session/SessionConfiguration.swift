@@ -131,10 +131,16 @@ public struct ReconnectPolicy: Sendable, Hashable {
     /// Captured audio held for the new connection while the session is away; older audio is
     /// dropped and counted.
     public var holdLimit: Duration
+    /// After a new connection's `session.start`, how long audio and texts wait for the
+    /// runtime's `session.resumed` (what it read before the drop; the wait ends at its first
+    /// message of any kind). A runtime that does not send one is not waited for again. Zero:
+    /// never wait, and what a dropped connection wrote stays unconfirmed.
+    public var resumptionWait: Duration
 
     public init(attempts: Int, firstDelay: Duration = .milliseconds(500), maximumDelay: Duration = .seconds(8), jitter: Double = 0.2, holdLimit: Duration = .seconds(5),
-                stableAfter: Duration = .seconds(10)) {
+                stableAfter: Duration = .seconds(10), resumptionWait: Duration = .seconds(2)) {
         self.attempts = max(0, attempts)
+        self.resumptionWait = max(resumptionWait, .zero)
         self.stableAfter = stableAfter
         self.firstDelay = firstDelay
         self.maximumDelay = maximumDelay

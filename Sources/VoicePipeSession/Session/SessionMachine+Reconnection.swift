@@ -19,6 +19,12 @@ struct Reconnection: Sendable {
     /// Captured frames for the new connection, oldest first, and their samples.
     var held: [AudioFrame] = []
     var heldSamples = 0
+    /// `audio.chunk` messages written before the dropped connection opened: the ones after are
+    /// the connection's, whose fate `session.resumed` tells.
+    let writtenBeforeDroppedConnection: Int
+    /// The new connection is open and its `session.start` went out: sends wait (up to
+    /// ``ReconnectPolicy/resumptionWait``) for the runtime's `session.resumed`.
+    var resumingSince: SessionInstant?
 }
 
 extension SessionMachine {
@@ -47,7 +53,8 @@ extension SessionMachine {
         }
         let delay = policy.delay(beforeAttempt: attempt, sessionId: configuration.sessionId)
         var reconnection = Reconnection(reason: reason, droppedAt: now, attempt: attempt, retryAt: now + delay, gate: live.gate,
-                                        openTurn: live.openTurn, awaitingReply: live.awaitingReply)
+                                        openTurn: live.openTurn, awaitingReply: live.awaitingReply,
+                                        writtenBeforeDroppedConnection: live.writtenAtOpen)
         // Frames the closed transport refused, then any a rotation was holding: both go out on the new connection.
         let heldForRotation = live.rotation?.held.compactMap { held -> AudioFrame? in if case .frame(let frame) = held { frame } else { nil } } ?? []
         reconnection.held = live.refusedAtClose + heldForRotation
@@ -71,6 +78,7 @@ extension SessionMachine {
             return
         }
         if closing { actions.append(.closeTransport) }
+        next.resumingSince = nil
         next.attempt += 1
         next.reason = reason
         let delay = policy.delay(beforeAttempt: next.attempt, sessionId: configuration.sessionId)
@@ -80,17 +88,56 @@ extension SessionMachine {
     }
 
     /// The new connection opened: `session.start` goes out with the same session id and
-    /// `continuesSessionId`, then the held audio, then the queued texts; the state is what the
-    /// user was doing (talking, thinking, or ready).
-    mutating func resume(_ reconnection: Reconnection, at now: SessionInstant, _ actions: inout [SessionAction]) {
+    /// `continuesSessionId`. Unless the runtime is known not to answer it, what waits to be sent
+    /// waits on for its `session.resumed` (``resume(_:runtimeRead:at:_:)``); otherwise the
+    /// session resumes at once.
+    mutating func reconnectionOpened(_ reconnection: Reconnection, at now: SessionInstant, _ actions: inout [SessionAction]) {
         actions.append(.send(.sessionStart(sessionId: configuration.sessionId, context: configuration.context,
                                            continuesSessionId: configuration.sessionId)))
         ledger.toolDrawer.append(.sessionStarted(sessionId: configuration.sessionId, at: now))
+        guard deliveries.runtimeConfirms != false else {
+            resume(reconnection, runtimeRead: nil, at: now, &actions)
+            return
+        }
+        var resuming = reconnection
+        resuming.resumingSince = now
+        current = .connecting(since: now, reconnection: resuming)
+    }
+
+    /// The session is live again on the new connection: first what the runtime said it never
+    /// read (`runtimeRead`, from `session.resumed`: those frames and texts again; nil: nobody
+    /// knows, and the dropped connection's audio is counted unconfirmed), then the held audio,
+    /// then the queued texts; the state is what the user was doing (talking, thinking, or ready).
+    mutating func resume(_ reconnection: Reconnection, runtimeRead: (audioChunks: Int, texts: Int)?, at now: SessionInstant, _ actions: inout [SessionAction]) {
+        var awaitingReply = reconnection.awaitingReply
+        var unread: [AudioFrame] = []
+        if let runtimeRead {
+            deliveries.runtimeConfirms = true
+            let taken = deliveries.takeUnread(runtimeRead: runtimeRead.audioChunks)
+            unread = taken.frames
+            ledger.counters.framesSent -= unread.count + taken.tooOld
+            ledger.counters.samplesSent -= unread.reduce(0) { $0 + $1.samples.count } + taken.tooOldSamples
+            ledger.counters.framesResent += unread.count
+            ledger.counters.framesDropped += taken.tooOld
+            ledger.counters.framesDroppedWhileAway += taken.tooOld
+            let texts = withdrawNewestTexts(ledger.counters.textsSent - runtimeRead.texts, reason: "the runtime never read it before the connection dropped", &actions)
+            ledger.counters.textsResent += texts.count
+            awaitingReply.removeAll { texts.contains($0) }
+            if !unread.isEmpty || !texts.isEmpty || taken.tooOld > 0 {
+                actions.append(.note(.unreadSentAgain(frames: unread.count, texts: texts.count, lost: taken.tooOld)))
+            }
+        } else {
+            if reconnection.resumingSince != nil { deliveries.runtimeDoesNotConfirm() }
+            let unconfirmed = deliveries.written - reconnection.writtenBeforeDroppedConnection
+            ledger.counters.audioUnconfirmed += unconfirmed
+            if unconfirmed > 0 { actions.append(.note(.readNotConfirmed(audioChunks: unconfirmed))) }
+        }
         var live = LiveConnection(gate: configuration.gate, openedAt: now)
+        live.writtenAtOpen = deliveries.written
         live.gate = reconnection.gate
         live.reconnectedOnAttempt = reconnection.attempt
         live.openTurn = reconnection.openTurn
-        live.awaitingReply = reconnection.awaitingReply
+        live.awaitingReply = awaitingReply
         // Turns owed a reply wait afresh from here: the runtime could not answer while away.
         live.lastReplyEndedAt = now
         ledger.counters.reconnections += 1
@@ -98,7 +145,7 @@ extension SessionMachine {
         let phase: LivePhase = live.openTurn != nil ? .talking : live.awaitingReply.isEmpty ? .ready : .thinking
         enter(.live(live, phase), from: .connecting, &actions)
         actions.append(.note(.reconnected(attempt: reconnection.attempt, gap: now - reconnection.droppedAt, heldFrames: reconnection.held.count)))
-        for frame in reconnection.held { actions.append(.sendCapturedFrame(frame)) }
+        for frame in unread + reconnection.held { actions.append(.sendCapturedFrame(frame)) }
         sendQueuedTexts(&actions)
         endIfEverythingAnswered(at: now, &actions)
     }

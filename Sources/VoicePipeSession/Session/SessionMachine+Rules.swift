@@ -203,6 +203,7 @@ extension SessionMachine {
             let samples = configuration.captureSampleRate.frames(in: configuration.keepAliveChunk)
             Self.send(.audioChunk(AudioChunk(sampleRate: configuration.captureSampleRate, samples: [Int16](repeating: 0, count: samples))), &live, &actions)
             ledger.counters.keepAlivesSent += 1
+            deliveries.recordKeepAlive()
             live.keepAliveFrom = now
             actions.append(.note(.keepAlive))
         }

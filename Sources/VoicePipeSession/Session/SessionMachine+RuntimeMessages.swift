@@ -6,6 +6,15 @@ extension SessionMachine {
     /// A message from the runtime.
     public mutating func received(_ envelope: WireEnvelope, at now: SessionInstant) -> [SessionAction] {
         var actions = [SessionAction]()
+        if case .connecting(_, .some(let reconnection)) = current, reconnection.resumingSince != nil {
+            // The runtime's first word on the new connection: what it read, or (any other message)
+            // that it does not say, which the message then shows on the live connection.
+            if case .sessionResumed(let audioChunks, let texts) = envelope.message {
+                resume(reconnection, runtimeRead: (audioChunks, texts), at: now, &actions)
+                return scheduling(&actions)
+            }
+            resume(reconnection, runtimeRead: nil, at: now, &actions)
+        }
         guard case .live(var live, var phase) = current else {
             ignore("\(envelope.message.type) in \(state.name)", &actions)
             return scheduling(&actions)
@@ -13,7 +22,7 @@ extension SessionMachine {
         current = .modifying
         live.lastMessageAt = now
         switch envelope.message {
-        case .debug, .unknown: break
+        case .debug, .unknown, .sessionResumed: break
         default: live.lastProgressAt = now
         }
         switch envelope.message {
@@ -59,6 +68,8 @@ extension SessionMachine {
             return scheduling(&actions)
         case .debug(let message):
             actions.append(.note(.runtimeDebug(message)))
+        case .sessionResumed:
+            break // the answer to a rotation's session.start: its old connection closes in order, so nothing was lost
         case .unknown(let type, _):
             if ledger.noteUnknownType(type) { actions.append(.note(.unknownMessage(type: type))) }
         case .sessionStart, .textInput, .escalationRequest, .sessionEnd:

@@ -44,9 +44,14 @@ public struct SessionMachine: Sendable {
     var audioUnavailableReason: String?
     /// The tick last asked of the driver.
     private var scheduledTick: SessionInstant?
+    /// What the connections wrote of the session's audio, for the runtime's `session.resumed`.
+    var deliveries = DeliveryLog()
 
     public init(configuration: SessionConfiguration) {
         self.configuration = configuration
+        if configuration.reconnect.attempts == 0 || configuration.reconnect.resumptionWait == .zero {
+            deliveries.runtimeDoesNotConfirm()
+        }
     }
 
     // MARK: Connection
@@ -74,7 +79,7 @@ public struct SessionMachine: Sendable {
         }
         if reconnection == nil, ledger.counters.connectToReady == nil { ledger.counters.connectToReady = now - since }
         if let reconnection {
-            resume(reconnection, at: now, &actions)
+            reconnectionOpened(reconnection, at: now, &actions)
             return scheduling(&actions)
         }
         actions.append(.send(.sessionStart(sessionId: configuration.sessionId, context: configuration.context)))
@@ -97,6 +102,7 @@ public struct SessionMachine: Sendable {
         current = .modifying
         live.rotation = nil
         live.openedAt = now
+        live.writtenAtOpen = deliveries.written
         actions.append(.send(.sessionStart(sessionId: configuration.sessionId, context: configuration.context,
                                            continuesSessionId: configuration.sessionId)))
         ledger.toolDrawer.append(.sessionStarted(sessionId: configuration.sessionId, at: now))
@@ -163,6 +169,7 @@ public struct SessionMachine: Sendable {
     public mutating func sendFailed(_ type: MessageType, reason: String, at now: SessionInstant) -> [SessionAction] {
         var actions = [SessionAction]()
         if type == .audioChunk {
+            deliveries.forgetKeepAlive()
             recordDrop(at: now, &actions)
         } else if case .live(let live, let phase) = current {
             fail(.transport("\(type) could not be sent: \(reason)"), closing: true, leaving: (live, phase), at: now, &actions)
@@ -313,6 +320,7 @@ public struct SessionMachine: Sendable {
         var actions = [SessionAction]()
         ledger.counters.framesSent += 1
         ledger.counters.samplesSent += frame.samples.count
+        deliveries.recordFrame(frame, limit: configuration.captureSampleRate.frames(in: configuration.reconnect.holdLimit))
         if case .live(var live, let phase) = current {
             current = .modifying
             live.keepAliveFrom = now
@@ -451,17 +459,7 @@ public struct SessionMachine: Sendable {
     /// else after the next `session.start`. A text that was not sent, or already withdrawn, is ignored.
     public mutating func textsNotWritten(_ numbers: [Int], at now: SessionInstant) -> [SessionAction] {
         var actions = [SessionAction]()
-        var withdrawn: [Int] = []
-        for number in numbers {
-            guard let (text, turn) = texts.withdraw(number: number) else {
-                ignore("text not written", &actions)
-                continue
-            }
-            ledger.turns[turn].wasWithdrawn = true
-            ledger.counters.textsSent -= 1
-            withdrawn.append(turn)
-            actions.append(.note(.textRequeued(text, reason: "the connection ended before it was written")))
-        }
+        let withdrawn = withdrawTexts(numbers, reason: "the connection ended before it was written", &actions)
         if case .connecting(let since, .some(var reconnection)) = current {
             reconnection.awaitingReply.removeAll { withdrawn.contains($0) }
             current = .connecting(since: since, reconnection: reconnection)
@@ -477,6 +475,28 @@ public struct SessionMachine: Sendable {
         return scheduling(&actions)
     }
 
+    /// Sent texts (by number) that the runtime never saw go back into the queue in their places
+    /// and their turns are withdrawn; returns those turns. A number not sent is ignored.
+    mutating func withdrawTexts(_ numbers: [Int], reason: String, _ actions: inout [SessionAction]) -> [Int] {
+        var withdrawn: [Int] = []
+        for number in numbers {
+            guard let (text, turn) = texts.withdraw(number: number) else {
+                ignore("text not written", &actions)
+                continue
+            }
+            ledger.turns[turn].wasWithdrawn = true
+            ledger.counters.textsSent -= 1
+            withdrawn.append(turn)
+            actions.append(.note(.textRequeued(text, reason: reason)))
+        }
+        return withdrawn
+    }
+
+    /// The `count` texts sent last, withdrawn as ``withdrawTexts(_:reason:_:)`` does.
+    mutating func withdrawNewestTexts(_ count: Int, reason: String, _ actions: inout [SessionAction]) -> [Int] {
+        withdrawTexts(texts.newestSent(count), reason: reason, &actions)
+    }
+
     /// The connection that took these captured frames closed before it wrote them: they no
     /// longer count as sent. While reconnecting they go to the front of the held audio (older
     /// than anything captured since), to go out on the new connection; on a live connection (an
@@ -485,6 +505,7 @@ public struct SessionMachine: Sendable {
         var actions = [SessionAction]()
         ledger.counters.framesSent -= frames.count
         ledger.counters.samplesSent -= frames.reduce(0) { $0 + $1.samples.count }
+        deliveries.forgetNewestFrames(frames.count)
         switch current {
         case .connecting(let since, .some(var reconnection)):
             reconnection.held.insert(contentsOf: frames, at: 0)
@@ -534,6 +555,10 @@ public struct SessionMachine: Sendable {
     public mutating func tick(at now: SessionInstant) -> [SessionAction] {
         var actions = [SessionAction]()
         switch current {
+        case .connecting(_, .some(let reconnection)) where reconnection.resumingSince != nil:
+            if let since = reconnection.resumingSince, now >= since + configuration.reconnect.resumptionWait {
+                resume(reconnection, runtimeRead: nil, at: now, &actions)
+            }
         case .connecting(_, .some(var reconnection)):
             if let retryAt = reconnection.retryAt {
                 guard now >= retryAt else { break }
@@ -565,6 +590,7 @@ public struct SessionMachine: Sendable {
     public var nextDeadline: SessionInstant? {
         switch current {
         case .connecting(let since, let reconnection):
+            if let resuming = reconnection?.resumingSince { return resuming + configuration.reconnect.resumptionWait }
             return reconnection?.retryAt ?? since + configuration.connectTimeout
         case .live(let live, let phase):
             var deadlines = [SessionInstant]()

@@ -192,6 +192,14 @@ public struct SessionCounters: Sendable, Hashable {
     /// Of ``framesDropped``, those captured while reconnecting that were past the hold limit or
     /// still held when the session gave up or ended.
     public internal(set) var framesDroppedWhileAway = 0
+    /// Captured frames a dropped connection wrote that the runtime said it never read
+    /// (`session.resumed`), sent again on the new connection.
+    public internal(set) var framesResent = 0
+    /// Typed texts a dropped connection wrote that the runtime said it never read, sent again.
+    public internal(set) var textsResent = 0
+    /// `audio.chunk` messages dropped connections wrote when the runtime did not say what it
+    /// read (no `session.resumed`): delivered or lost, nobody can tell.
+    public internal(set) var audioUnconfirmed = 0
     /// Replies cut because the connection dropped while they played.
     public internal(set) var repliesCutByDrop = 0
     /// Times the capture device failed mid-session (the session went on as text).

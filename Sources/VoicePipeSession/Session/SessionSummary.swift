@@ -56,6 +56,8 @@ public enum SessionSummary {
         object["reconnections"] = .object([
             "count": .number(Double(counters.reconnections)), "framesHeld": .number(Double(counters.framesHeldForReconnection)),
             "framesDroppedWhileAway": .number(Double(counters.framesDroppedWhileAway)), "repliesCut": .number(Double(counters.repliesCutByDrop)),
+            "framesResent": .number(Double(counters.framesResent)), "textsResent": .number(Double(counters.textsResent)),
+            "audioUnconfirmed": .number(Double(counters.audioUnconfirmed)),
         ])
         object["audioLosses"] = .number(Double(counters.audioLosses))
         object["typedTextsNeverSent"] = .number(Double(machine.pendingTexts.count))

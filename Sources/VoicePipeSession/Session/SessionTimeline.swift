@@ -80,6 +80,12 @@ public enum SessionTimeline {
             body = ["reconnecting: attempt \(attempt) of \(attempts) in \(seconds(delay)) — \(reason)"]
         case .reconnected(let attempt, let gap, let held):
             body = ["reconnected on attempt \(attempt), \(seconds(gap)) after the drop; \(held) captured frame\(held == 1 ? "" : "s") held meanwhile go out now"]
+        case .unreadSentAgain(let frames, let texts, let lost):
+            var line = "the runtime had not read \(frames) captured frame\(frames == 1 ? "" : "s") and \(texts) text\(texts == 1 ? "" : "s") the dropped connection wrote: sent again"
+            if lost > 0 { line += "; \(lost) older frame\(lost == 1 ? "" : "s") it never read \(lost == 1 ? "was" : "were") past the hold and dropped" }
+            body = [line]
+        case .readNotConfirmed(let chunks):
+            body = ["the runtime did not say what it read before the drop (no session.resumed): \(chunks) audio message\(chunks == 1 ? "" : "s") the dropped connection wrote may have been lost unseen"]
         case .replyCutByDrop:
             body = ["the reply was cut by the drop: the rest of it did not arrive"]
         }
@@ -154,6 +160,12 @@ public enum SessionTimeline {
         if counters.interruptions > 0 { lines.append("interruptions: \(counters.interruptions)") }
         if counters.reconnections > 0 || counters.repliesCutByDrop > 0 {
             var line = "reconnections: \(counters.reconnections) (\(counters.framesHeldForReconnection) captured frame\(counters.framesHeldForReconnection == 1 ? "" : "s") held and sent on the new connection)"
+            if counters.framesResent > 0 || counters.textsResent > 0 {
+                line += "; sent again, the runtime having never read them: \(counters.framesResent) frame\(counters.framesResent == 1 ? "" : "s"), \(counters.textsResent) text\(counters.textsResent == 1 ? "" : "s")"
+            }
+            if counters.audioUnconfirmed > 0 {
+                line += "; \(counters.audioUnconfirmed) audio message\(counters.audioUnconfirmed == 1 ? "" : "s") written before a drop unconfirmed (the runtime sends no session.resumed)"
+            }
             if counters.repliesCutByDrop > 0 { line += "; \(counters.repliesCutByDrop) repl\(counters.repliesCutByDrop == 1 ? "y" : "ies") cut by a drop" }
             lines.append(line)
         }

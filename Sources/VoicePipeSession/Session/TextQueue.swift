@@ -69,6 +69,11 @@ struct TextQueue: Sendable {
         return entry
     }
 
+    /// The numbers of the `count` texts sent last (texts go out in typing order).
+    func newestSent(_ count: Int) -> [Int] {
+        Array(sent.keys.sorted().suffix(max(count, 0)))
+    }
+
     private mutating func reinsert(_ text: PendingText) {
         let place = queued.firstIndex { $0.number > text.number } ?? queued.endIndex
         queued.insert(text, at: place)

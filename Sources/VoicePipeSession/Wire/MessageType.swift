@@ -23,12 +23,13 @@ public struct MessageType: RawRepresentable, Sendable, Hashable, ExpressibleBySt
     public static let sessionEnded: MessageType = "session.ended"
     public static let error: MessageType = "error"
     public static let debug: MessageType = "debug"
+    public static let sessionResumed: MessageType = "session.resumed"
 
     /// Every type this version knows, client → runtime first.
     public static let known: [MessageType] = [
         .sessionStart, .audioChunk, .textInput, .escalationRequest, .sessionEnd,
         .transcript, .toolCall, .toolResult, .classification, .escalation, .interruption,
-        .infoMessage, .sessionEnded, .error, .debug,
+        .infoMessage, .sessionEnded, .error, .debug, .sessionResumed,
     ]
 
     public var description: String { rawValue }

@@ -122,6 +122,9 @@ public enum WireCodec {
             if let code { object["code"] = .string(code) }
         case .debug(let message):
             object["message"] = .string(message)
+        case .sessionResumed(let audioChunks, let texts):
+            object["audioChunks"] = .integer(audioChunks)
+            object["texts"] = .integer(texts)
         case .unknown(_, let fields):
             for (key, value) in fields where key != "type" { object[key] = value }
         }
@@ -177,6 +180,8 @@ public enum WireCodec {
             message = .error(message: try reader.string("message"), code: try reader.optionalCode("code"))
         case .debug:
             message = .debug(message: try reader.string("message"))
+        case .sessionResumed:
+            message = .sessionResumed(audioChunks: try reader.count("audioChunks"), texts: try reader.count("texts"))
         default:
             return WireEnvelope(message: .unknown(type: type, fields: reader.takeRemaining()))
         }
@@ -278,6 +283,13 @@ struct FieldReader {
         case .integer(let integer): return integer
         default: throw .wrongFieldType(type: type, field: name, expected: "integer", found: value.kind)
         }
+    }
+
+    /// A whole number of things, zero or more.
+    mutating func count(_ name: String) throws(WireError) -> Int {
+        let value = try integer(name)
+        guard value >= 0 else { throw .invalidValue(type: type, field: name, reason: "must be zero or more, not \(value)") }
+        return value
     }
 
     mutating func optionalObject(_ name: String) throws(WireError) -> JSONObject? {

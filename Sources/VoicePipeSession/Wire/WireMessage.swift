@@ -46,6 +46,10 @@ public enum WireMessage: Sendable, Hashable {
     case error(message: String, code: String?)
     /// `debug`: a `message` for developers.
     case debug(message: String)
+    /// `session.resumed`: the answer to a `session.start` that continues a session: how many
+    /// `audio.chunk` and `text.input` messages of the session the runtime has read, over all its
+    /// connections, so the client sends again what a dropped connection lost on the way.
+    case sessionResumed(audioChunks: Int, texts: Int)
 
     /// A type this version does not know, with all its other fields.
     case unknown(type: String, fields: JSONObject)
@@ -68,6 +72,7 @@ public enum WireMessage: Sendable, Hashable {
         case .sessionEnded: .sessionEnded
         case .error: .error
         case .debug: .debug
+        case .sessionResumed: .sessionResumed
         case .unknown(let type, _): MessageType(rawValue: type)
         }
     }
