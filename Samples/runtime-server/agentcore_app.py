@@ -26,9 +26,11 @@ from bedrock_agentcore.runtime import BedrockAgentCoreApp  # noqa: E402
 from bedrock_agentcore.runtime.models import SESSION_HEADER  # noqa: E402
 from starlette.websockets import WebSocketDisconnect  # noqa: E402
 
-from server import VoiceRuntime, WireError, emit, encode_message, now_ns, read_client_message  # noqa: E402
+from server import Action, SessionReads, VoiceRuntime, WireError, emit, encode_message, now_ns, read_client_message  # noqa: E402
 
 app = BedrockAgentCoreApp()
+# What was read of each session over its connections, for session.resumed (as server.py does).
+reads = SessionReads()
 
 
 @app.websocket
@@ -37,6 +39,7 @@ async def voice(websocket, context):
     await websocket.accept()
     emit("connection", path=websocket.scope["path"], sessionId=context.session_id)
     runtime = VoiceRuntime(paced=False)
+    session_id = None
     try:
         while not runtime.finished:
             action = runtime.next_action(now_ns())
@@ -52,8 +55,14 @@ async def voice(websocket, context):
             except WireError as error:
                 runtime.receive(error, now_ns())
                 continue
-            if message.type == "session.start":
+            if message.type == "session.start" and session_id is None:
                 emit("session", sessionId=message.fields["sessionId"], contextSessionId=context.session_id)
+                session_id = message.fields["sessionId"]
+                resumed = reads.start(message.fields)
+                if resumed is not None:
+                    runtime.urgent.append(Action("send", resumed))
+            elif session_id is not None:
+                reads.read(session_id, message.type)
             runtime.receive(message, now_ns())
     except WebSocketDisconnect:
         runtime.closed()

@@ -5,7 +5,9 @@ It speaks the wire protocol of PROTOCOL.md from the runtime's side and behaves l
 embedded runtime (Sources/VoicePipeClient/Runtime): a greeting for `session.start`, a voice gate
 on the client's `audio.chunk`s, and for each turn a transcript, a classification, an
 `audio_stats` tool call and result, a statistics table, an assistant line and the turn's own
-audio played back at 24 kHz. Switches make it misbehave in one way at a time (drop, close,
+audio played back at 24 kHz. A `session.start` that continues a session on a new connection is
+answered first with `session.resumed`: how much of the session it has read, so a client whose
+connection dropped sends again what never arrived. Switches make it misbehave in one way at a time (drop, close,
 refuse, stall, oversized or invalid frames, a wrong handshake key) and can require a SigV4
 signature on the handshake. Every event is printed to standard output as one JSON line.
 
@@ -121,6 +123,7 @@ FIELDS: dict[str, tuple[tuple[str, str, bool], ...]] = {
     "session.ended": (("reason", "string", False),),
     "error": (("message", "string", True), ("code", "string or integer", False)),
     "debug": (("message", "string", True),),
+    "session.resumed": (("audioChunks", "integer", True), ("texts", "integer", True)),
 }
 CLIENT_TYPES = {"session.start", "audio.chunk", "text.input", "escalation.request", "session.end"}
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -685,6 +688,33 @@ class UnknownContentNotes:
 
 
 # MARK: - The runtime (EmbeddedRuntimeCore.swift, without a transport)
+
+
+class SessionReads:
+    """What the runtime read of each session, over all its connections: the `audio.chunk` and
+    `text.input` messages, counted as they are read (a message a misbehaviour switch fires on was
+    read too). A `session.start` that continues a session is answered from these counts."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, list[int]] = {}
+
+    def start(self, fields: dict) -> dict | None:
+        """A `session.start`: the `session.resumed` that answers it when it continues a session
+        (None for a new one, whose counts start at zero)."""
+        session_id = fields["sessionId"]
+        if fields.get("continuesSessionId") is None:
+            self.counts[session_id] = [0, 0]
+            return None
+        audio_chunks, texts = self.counts.setdefault(session_id, [0, 0])
+        return {"type": "session.resumed", "audioChunks": audio_chunks, "texts": texts}
+
+    def read(self, session_id: str, kind: str) -> None:
+        """One message of the session read."""
+        counts = self.counts.setdefault(session_id, [0, 0])
+        if kind == "audio.chunk":
+            counts[0] += 1
+        elif kind == "text.input":
+            counts[1] += 1
 
 
 class Action(NamedTuple):
@@ -1265,8 +1295,12 @@ class RuntimeConnection:
     """Serves one accepted WebSocket: reads the client, runs a VoiceRuntime, carries out its actions
     and the misbehaviour switches, and prints the events."""
 
-    def __init__(self, connection: ServerConnection, info: ConnectionInfo, settings: Settings, record: Any):
+    def __init__(self, connection: ServerConnection, info: ConnectionInfo, settings: Settings, record: Any,
+                 reads: SessionReads):
         self.connection = connection
+        self.reads = reads
+        # The session this connection's session.start named; nil before it.
+        self.session_id: str | None = None
         self.info = info
         self.settings = settings.for_connection(info.id)
         self.record = record
@@ -1344,8 +1378,22 @@ class RuntimeConnection:
         if isinstance(message, ClientMessage) and kind == "session.start":
             emit("session", id=self.info.id, sessionId=message.fields["sessionId"],
                  continuesSessionId=message.fields.get("continuesSessionId"))
+        self._count_read(message)
         if not self._switch_due():
             self.runtime.receive(message, now_ns())
+
+    def _count_read(self, message: ClientMessage | WireError) -> None:
+        """Counts a message of the session as read; answers a continuing session.start (ahead of
+        the greeting) with what was read of the session before."""
+        if not isinstance(message, ClientMessage):
+            return
+        if message.type == "session.start" and self.session_id is None:
+            self.session_id = message.fields["sessionId"]
+            resumed = self.reads.start(message.fields)
+            if resumed is not None:
+                self.runtime.urgent.append(Action("send", resumed))
+        elif self.session_id is not None:
+            self.reads.read(self.session_id, message.type)
 
     def _switch_due(self) -> bool:
         """True when a switch fires on this message, which the runtime then never sees."""
@@ -1581,6 +1629,7 @@ class RuntimeServer:
         self.served: set[RuntimeConnection] = set()
         self.next_id = 1
         self.record = open(settings.record, "ab") if settings.record else None
+        self.reads = SessionReads()
 
     def process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         """Numbers the connection; refuses it for `--refuse-status` or a signature that does not verify."""
@@ -1622,7 +1671,7 @@ class RuntimeServer:
 
     async def handle(self, connection: ServerConnection) -> None:
         """Serves one accepted connection."""
-        served = RuntimeConnection(connection, self.infos[connection], self.settings, self.record)
+        served = RuntimeConnection(connection, self.infos[connection], self.settings, self.record, self.reads)
         self.served.add(served)
         try:
             await served.serve()

@@ -290,14 +290,37 @@ class ProtocolTests(ServerTestCase):
         closed_event = server.wait_event("closed", id=1)
         self.assertEqual((closed_event["code"], closed_event["by"], closed_event["clean"]), (1000, "server", True))
 
-    def test_a_session_continued_on_a_new_connection_is_answered_the_same_and_noted(self):
-        server = self.server()
+    def test_a_session_continued_on_a_new_connection_is_told_what_was_read_of_it_then_greeted(self):
+        server = self.server("--drop-after", "6", "--misbehave-on", "1")
+        silence = [0] * 512
+        with connect(server.url) as ws:
+            ws.send(start("s-1"))
+            self.assertEqual(ws.recv(timeout=5), GREETING)
+            for text in (chunk(silence), chunk(silence), message("text.input", text="hi"), chunk(silence), chunk(silence)):
+                ws.send(text)
+            drain_until_closed(ws)
+        server.wait_event("misbehaved", id=1, switch="drop-after", after=6)
+        # The sixth message (the fourth chunk) was read before the drop: it counts.
         with connect(server.url) as ws:
             ws.send(start("s-1", continuesSessionId="s-1"))
+            self.assertEqual(json.loads(ws.recv(timeout=5)), {"type": "session.resumed", "audioChunks": 4, "texts": 1})
+            self.assertEqual(ws.recv(timeout=5), GREETING)
+            ws.send(chunk(silence))
+            server.wait_event("received", id=2, type="audio.chunk")
+        with connect(server.url) as ws:
+            ws.send(start("s-1", continuesSessionId="s-1"))
+            self.assertEqual(json.loads(ws.recv(timeout=5)), {"type": "session.resumed", "audioChunks": 5, "texts": 1})
+            # A session of the same id started afresh (no continuesSessionId) counts from zero.
+        with connect(server.url) as ws:
+            ws.send(start("s-1"))
+            self.assertEqual(ws.recv(timeout=5), GREETING)
+        with connect(server.url) as ws:
+            ws.send(start("s-1", continuesSessionId="s-1"))
+            self.assertEqual(json.loads(ws.recv(timeout=5)), {"type": "session.resumed", "audioChunks": 0, "texts": 0})
             self.assertEqual(ws.recv(timeout=5), GREETING)
             with self.assertRaises(TimeoutError):  # no note about an unknown field
                 ws.recv(timeout=0.3)
-        server.wait_event("session", id=1, sessionId="s-1", continuesSessionId="s-1")
+        server.wait_event("session", id=2, sessionId="s-1", continuesSessionId="s-1")
 
     def test_a_voice_turn_is_answered_exactly_as_the_embedded_runtime_answers_it(self):
         server = self.server("--pace", "fast")
