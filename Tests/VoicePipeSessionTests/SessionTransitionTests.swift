@@ -333,33 +333,6 @@ struct SessionTransitionTests {
         #expect(script.scheduled == .ms(3_600))
     }
 
-    @Test func row34SessionResumedGoesLiveWithWhatTheRuntimeNeverReadFirst() {
-        var script = Self.reconnecting()
-        script.runTimers(until: .ms(1_500))
-        script.run { $0.transportOpened(at: .ms(1_600)) }
-        script.clearLog()
-        script.receive(.sessionResumed(audioChunks: 0, texts: 0), at: .ms(1_650))
-        #expect(script.transitions == ["connecting→ready"])
-        #expect(script.machine.ledger.counters.reconnections == 1)
-    }
-
-    @Test func row35AnyOtherFirstMessageOrTheWaitGoesLiveUnconfirmed() {
-        var script = Self.reconnecting()
-        script.runTimers(until: .ms(1_500))
-        script.run { $0.transportOpened(at: .ms(1_600)) }
-        script.clearLog()
-        script.receive(.transcript(role: .assistant, text: "still here", isFinal: true), at: .ms(1_650))
-        #expect(script.transitions == ["connecting→ready"])
-        #expect(script.machine.transcript.last?.text == "still here")
-
-        var waited = Self.reconnecting()
-        waited.runTimers(until: .ms(1_500))
-        waited.run { $0.transportOpened(at: .ms(1_600)) }
-        waited.clearLog()
-        waited.runTimers(until: .ms(3_600))
-        #expect(waited.transitions == ["connecting→ready"])
-    }
-
     @Test func row30AFailedAttemptWithAttemptsLeftWaitsTheNextBackoff() {
         var script = Self.reconnecting()
         script.runTimers(until: .ms(1_500))
@@ -408,6 +381,33 @@ struct SessionTransitionTests {
         // Told twice, the machine changes nothing and counts it.
         script.run { $0.audioRestored("again", at: .seconds(4)) }
         #expect(script.machine.counters.ignoredByKind["audio restored (talking)"] == 1)
+    }
+
+    @Test func row34SessionResumedMakesTheSessionLiveAgain() {
+        var script = Self.reconnecting()
+        script.runTimers(until: .ms(1_500))
+        script.run { $0.transportOpened(at: .ms(1_600)) }
+        script.clearLog()
+        script.receive(.sessionResumed(audioChunks: 0, texts: 0), at: .ms(1_650))
+        #expect(script.transitions == ["connecting→ready"])
+        #expect(script.machine.ledger.counters.reconnections == 1)
+    }
+
+    @Test func row35AnyOtherFirstMessageOrTheWaitGoesLiveUnconfirmed() {
+        var script = Self.reconnecting()
+        script.runTimers(until: .ms(1_500))
+        script.run { $0.transportOpened(at: .ms(1_600)) }
+        script.clearLog()
+        script.receive(.transcript(role: .assistant, text: "still here", isFinal: true), at: .ms(1_650))
+        #expect(script.transitions == ["connecting→ready"])
+        #expect(script.machine.transcript.last?.text == "still here")
+
+        var waited = Self.reconnecting()
+        waited.runTimers(until: .ms(1_500))
+        waited.run { $0.transportOpened(at: .ms(1_600)) }
+        waited.clearLog()
+        waited.runTimers(until: .ms(3_600))
+        #expect(waited.transitions == ["connecting→ready"])
     }
 
     @Test func eventsAStateDoesNotAllowAreIgnoredAndCounted() {
