@@ -237,6 +237,78 @@ struct SessionRuleTests {
         #expect(script.machine.turns.count == 2)
     }
 
+    /// A file sent as fast as the runtime takes it: the gate has ended every turn before the
+    /// runtime acknowledges the first. Each final user line is for the oldest turn it has not
+    /// acknowledged, each turn waits for its own reply however long the runtime pauses between
+    /// replies, and no turn is counted twice.
+    @Test func turnsTheGateEndedAheadOfTheRuntimeAreEachAnsweredByTheirOwnReply() {
+        var script = SessionScript()
+        script.connectAndOpen()
+        var instant = SessionInstant.origin
+        for _ in 0..<3 {
+            instant = script.frames(SessionScript.voice, count: 10, from: instant)
+            instant = script.frames(SessionScript.room, count: 30, from: instant)
+        }
+        script.run { $0.inputEnded(at: instant) }
+        #expect(script.machine.turns.count == 3)
+        var replies: [SessionInstant] = []
+        for index in 0..<3 {
+            // The runtime is slow: more than the playback gap passes between one reply and the next turn's.
+            let at = instant + .seconds(5 + index)
+            script.runTimers(until: at)
+            #expect(!script.sent.contains("session.end"))
+            script.receive(.transcript(role: .user, text: "turn \(index + 1)", isFinal: true), at: at)
+            script.receive(.transcript(role: .assistant, text: "reply \(index + 1)", isFinal: true), at: at)
+            for chunk in 0..<5 {
+                let chunkAt = at + .milliseconds(10 + 20 * chunk)
+                script.receive(.audioChunk(Self.reply), at: chunkAt)
+                script.run { $0.playbackDrained(at: chunkAt) }
+            }
+            replies.append(at + .milliseconds(10))
+        }
+        let actions = script.run { $0.tick(at: instant + .seconds(9)) }
+        #expect(actions.contains(.send(.sessionEnd)))
+        #expect(script.machine.turns.count == 3)
+        #expect(script.machine.turns.map(\.isAcknowledged) == [true, true, true])
+        #expect(script.machine.turns.map(\.firstReplyAudioAt) == replies)
+        #expect(script.machine.turns.allSatisfy { $0.speechDuration == .milliseconds(320) })
+    }
+
+    /// The runtime's final user line for a turn the gate already ended leaves the turn being
+    /// spoken alone: it is later audio, not a turn the runtime ended.
+    @Test func aFinalUserLineForAnEarlierTurnDoesNotCutTheTurnBeingSpoken() {
+        var script = SessionScript()
+        script.connectAndOpen()
+        var instant = script.frames(SessionScript.voice, count: 10, from: .origin)
+        instant = script.frames(SessionScript.room, count: 30, from: instant)
+        instant = script.frames(SessionScript.voice, count: 5, from: instant)
+        #expect(script.machine.state == .talking)
+        script.receive(.transcript(role: .user, text: "first", isFinal: true), at: instant)
+        #expect(script.machine.state == .talking)
+        #expect(script.machine.turns[0].isAcknowledged && !script.machine.turns[1].isAcknowledged)
+        instant = script.frames(SessionScript.voice, count: 5, from: instant)
+        script.frames(SessionScript.room, count: 30, from: instant)
+        #expect(script.machine.turns.count == 2)
+        #expect(script.machine.turns[1].speechDuration == .milliseconds(320))
+    }
+
+    /// A turn only the runtime heard has no speech of its own: the gate's figures are the last turn's.
+    @Test func aTurnOnlyTheRuntimeHeardHasNoSpeechDuration() {
+        var script = SessionScript()
+        script.connectAndOpen()
+        var instant = script.frames(SessionScript.voice, count: 10, from: .origin)
+        instant = script.frames(SessionScript.room, count: 30, from: instant)
+        script.receive(.transcript(role: .user, text: "first", isFinal: true), at: instant)
+        script.receive(.audioChunk(Self.reply), at: instant + .milliseconds(100))
+        script.run { $0.playbackDrained(at: instant + .milliseconds(120)) }
+        script.runTimers(until: instant + .seconds(1))
+        #expect(script.machine.state == .ready)
+        script.receive(.transcript(role: .user, text: "heard by the runtime alone", isFinal: true), at: instant + .seconds(2))
+        #expect(script.machine.turns.count == 2)
+        #expect(script.machine.turns[0].speechDuration == .milliseconds(320))
+        #expect(script.machine.turns[1].speechDuration == nil)
+    }
+
     @Test func aFrameTheTransportRefusedDoesNotResetTheKeepAliveTimer() {
         var script = SessionScript()
         script.connectAndOpen()

@@ -143,10 +143,10 @@ extension SessionMachine {
         live.endSentAt = now
     }
 
-    mutating func endVoiceTurn(_ live: inout LiveConnection, _ phase: inout LivePhase, at now: SessionInstant, _ actions: inout [SessionAction]) {
+    mutating func endVoiceTurn(_ live: inout LiveConnection, _ phase: inout LivePhase, at now: SessionInstant, speechMeasured: Bool = true, _ actions: inout [SessionAction]) {
         guard let open = live.openTurn else { return }
         ledger.turns[open].endedAt = now
-        ledger.turns[open].speechDuration = max(live.gate.speechEnd - live.gate.speechStart, .zero)
+        ledger.turns[open].speechDuration = speechMeasured ? max(live.gate.speechEnd - live.gate.speechStart, .zero) : nil
         live.openTurn = nil
         live.awaitingReply.append(open)
         actions.append(.note(.turnEnded(ledger.turns[open])))
@@ -210,12 +210,24 @@ extension SessionMachine {
         return nil
     }
 
+    /// Whether a turn that ended while a reply played can be answered inside it. Not once the
+    /// runtime has acknowledged a turn (a final user transcript): such a runtime acknowledges each
+    /// turn it takes before its reply, in order, and may be far behind the gate in audio (a file
+    /// sent as fast as it is taken), so a turn it has not acknowledged yet may still be on its way
+    /// to it, and one it acknowledged is owed a reply of its own. Each waits for its own reply (a
+    /// turn the runtime never takes is dropped when its reply timeout ends), whatever the clock
+    /// time its reply audio arrives at.
+    var answersTurnsInsideReplies: Bool {
+        !ledger.turns.contains(where: \.isAcknowledged)
+    }
+
     /// The reply has played out: back to whatever the user is doing. Turns that ended while it
     /// played and had reply audio after them were answered inside it (no latency of their own).
     mutating func replyFinished(_ reply: LivePhase.Reply, _ live: inout LiveConnection, _ phase: inout LivePhase, at now: SessionInstant, _ actions: inout [SessionAction]) {
         let turns = ledger.turns
+        let insideReplies = answersTurnsInsideReplies
         live.awaitingReply.removeAll { turn in
-            guard let event = turns[turn].firstReplyEventAt, turns[turn].firstReplyAudioAt == nil else { return false }
+            guard insideReplies, let event = turns[turn].firstReplyEventAt, turns[turn].firstReplyAudioAt == nil else { return false }
             return event >= reply.startedAt
         }
         live.lastReplyEndedAt = now

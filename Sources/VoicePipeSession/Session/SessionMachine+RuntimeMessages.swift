@@ -104,19 +104,28 @@ extension SessionMachine {
                 phase = .speaking(reply)
             }
         case .user where line.isFinal:
-            if live.openTurn == nil, live.awaitingReply.isEmpty, case .ready = phase {
-                // The runtime heard a turn the gate did not (server-side voice detection).
-                live.openTurn = ledger.beginTurn(.voice, at: line.receivedAt)
-            }
-            if let open = live.openTurn {
-                ledger.turns[open].isAcknowledged = true
-                // The runtime ended the turn: the gate starts afresh, so speech that goes on is a
-                // new turn rather than lost inside this one.
-                _ = live.gate.close()
-            } else if let waiting = live.awaitingReply.first(where: { ledger.turns[$0].kind == .voice && !ledger.turns[$0].isAcknowledged }) {
+            // The runtime takes turns in the order they were spoken, so its final line is for the
+            // oldest turn the gate ended that it has not acknowledged yet. A file sent as fast as
+            // the runtime takes it puts the gate turns ahead of the runtime: the turn being spoken
+            // then is later audio, and is neither acknowledged nor cut by this line.
+            if let waiting = live.awaitingReply.first(where: { ledger.turns[$0].kind == .voice && !ledger.turns[$0].isAcknowledged }) {
                 ledger.turns[waiting].isAcknowledged = true
+            } else {
+                var heardByRuntimeAlone = false
+                if live.openTurn == nil, live.awaitingReply.isEmpty, case .ready = phase {
+                    // The runtime heard a turn the gate did not (server-side voice detection).
+                    live.openTurn = ledger.beginTurn(.voice, at: line.receivedAt)
+                    heardByRuntimeAlone = true
+                }
+                if let open = live.openTurn {
+                    ledger.turns[open].isAcknowledged = true
+                    // The runtime ended the turn: the gate starts afresh, so speech that goes on is a
+                    // new turn rather than lost inside this one.
+                    _ = live.gate.close()
+                }
+                // The gate measured no speech of a turn it did not hear (its figures are the last turn's).
+                endVoiceTurn(&live, &phase, at: line.receivedAt, speechMeasured: !heardByRuntimeAlone, &actions)
             }
-            endVoiceTurn(&live, &phase, at: line.receivedAt, &actions)
             if case .ready = phase { Self.move(&phase, to: .thinking, &actions) }
         case .user:
             break
@@ -133,8 +142,11 @@ extension SessionMachine {
             // turn's reply queued right behind it. Turns that ended meanwhile stop waiting: this
             // audio may be their answer.
             if reply.nextAnnounced, !live.awaitingReply.isEmpty { reply.turn = startReply(&live, at: now, &actions) }
-            for turn in live.awaitingReply where ledger.turns[turn].firstReplyEventAt == nil && (ledger.turns[turn].endedAt ?? now) < now {
-                ledger.turns[turn].firstReplyEventAt = now
+            // (Not with a runtime that acknowledges turns: see ``answersTurnsInsideReplies``.)
+            if answersTurnsInsideReplies {
+                for turn in live.awaitingReply where ledger.turns[turn].firstReplyEventAt == nil && (ledger.turns[turn].endedAt ?? now) < now {
+                    ledger.turns[turn].firstReplyEventAt = now
+                }
             }
             reply.nextAnnounced = false
             reply.drainedAt = nil
