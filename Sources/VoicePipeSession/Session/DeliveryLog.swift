@@ -53,13 +53,14 @@ struct DeliveryLog: Sendable {
         if keeps { recent.append(.keepAlive) }
     }
 
-    /// The transport handed back its newest `count` frames unwritten.
-    mutating func forgetNewestFrames(_ count: Int) {
-        written -= count
-        var left = count
-        while left > 0, let index = recent.lastIndex(where: { if case .frame = $0 { true } else { false } }) {
-            if case .frame(let frame) = recent.remove(at: index) { recentSamples -= frame.samples.count }
-            left -= 1
+    /// A transport handed these frames back unwritten (the newest it took; after a rotation the
+    /// old connection's, which frames on the new one may follow).
+    mutating func forget(_ frames: [AudioFrame]) {
+        written -= frames.count
+        for frame in frames.reversed() {
+            guard let index = recent.lastIndex(where: { if case .frame(let kept) = $0 { kept == frame } else { false } }) else { continue }
+            recent.remove(at: index)
+            recentSamples -= frame.samples.count
         }
     }
 

@@ -505,7 +505,7 @@ public struct SessionMachine: Sendable {
         var actions = [SessionAction]()
         ledger.counters.framesSent -= frames.count
         ledger.counters.samplesSent -= frames.reduce(0) { $0 + $1.samples.count }
-        deliveries.forgetNewestFrames(frames.count)
+        deliveries.forget(frames)
         switch current {
         case .connecting(let since, .some(var reconnection)):
             reconnection.held.insert(contentsOf: frames, at: 0)
