@@ -34,6 +34,7 @@ struct RunResults: Codable {
     var echoStage: [EchoStageRow] = []
     /// The echo stage over ten minutes of clock drift.
     var echoDrift: [EchoDriftRow] = []
+    var sessionScale: [SessionScaleRow] = []
     /// Wall seconds of each section and of the whole run.
     var sectionSeconds: [String: Double] = [:]
     var totalSeconds: Double = 0

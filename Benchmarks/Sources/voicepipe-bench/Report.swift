@@ -40,6 +40,7 @@ enum Report {
         if !r.hostileJSON.isEmpty { hostileJSONGrowth(r.hostileJSON, &out) }
         if !r.echoStage.isEmpty { EchoStageBenchmark.table(r.echoStage, &out) }
         if !r.echoDrift.isEmpty { EchoDriftBenchmark.table(r.echoDrift, &out) }
+        if !r.sessionScale.isEmpty { SessionScaleBenchmark.table(r.sessionScale, &out) }
         if !plots.isEmpty {
             line("## Plots")
             line()

@@ -108,8 +108,12 @@ section("echo drift") {
     results.echoDrift = EchoDriftBenchmark.rows(progress: progress)
 }
 
+section("sessions") {
+    results.sessionScale = SessionScaleBenchmark.rows(seconds: options.sessionSeconds, filter: options.selects, progress: progress)
+}
+
 if results.throughput.isEmpty && results.kernels.isEmpty && results.endToEnd == nil && results.quality == nil && results.jsonDecode.isEmpty
-    && results.hostileJSON.isEmpty && results.echoStage.isEmpty && results.echoDrift.isEmpty {
+    && results.hostileJSON.isEmpty && results.echoStage.isEmpty && results.echoDrift.isEmpty && results.sessionScale.isEmpty {
     fputs("voicepipe-bench: no benchmark name contains '\(options.filter ?? "")' (see --help for the names)\n", stderr)
     exit(64)
 }

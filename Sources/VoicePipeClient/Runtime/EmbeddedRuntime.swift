@@ -56,11 +56,16 @@ public final class EmbeddedRuntime: Sendable {
         let running = running
         runtimeEnd.receive { event in connection.inbox.post(.event(event)) }
         Thread.detachNewThread {
+            // Named for whoever reads this process's threads (a profiler, the scale benchmark).
+            nameCurrentThread(Self.threadName)
             connection.serve(options: options)
             running.leave()
         }
         return client
     }
+
+    /// The name of each thread that serves a session.
+    public static let threadName = "vp-runtime"
 
     /// Ends every session: each runtime end closes (the client sees it closed by the runtime)
     /// and its thread stops. The way to end a runtime that stalled on purpose, which no longer

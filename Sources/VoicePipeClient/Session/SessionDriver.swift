@@ -53,6 +53,9 @@ public enum SessionEvent: Sendable {
     case sent(WireMessage)
     /// A captured frame went to the runtime as `audio.chunk`.
     case frameSent(sampleCount: Int, level: PeakLevel)
+    /// A file paced in real time gave its next frame at the event's instant; it was due at
+    /// `due` (its audio time), so the difference is how late the driver took it.
+    case fileFrameTaken(due: SessionInstant)
     /// A message came from the runtime.
     case received(WireEnvelope)
     /// A message from the runtime could not be decoded (the session goes on).
@@ -344,7 +347,10 @@ public final class SessionDriver: @unchecked Sendable {
         guard isCapturing, case .file(_, let pacing) = capture else { return }
         switch pacing {
         case .realTime:
-            if let due = nextFileFrameDue(), due <= now { takeFileFrame(at: now) }
+            if let due = nextFileFrameDue(), due <= now {
+                report(.fileFrameTaken(due: due), at: now)
+                takeFileFrame(at: now)
+            }
         case .asFastAsTaken:
             if transportHasRoom {
                 takeFileFrame(at: now)

@@ -54,7 +54,7 @@ public final class SessionLogWriter: Sendable {
             write(instant, ["transport": .string("opened")])
         case .transport(.closed(let reason)):
             write(instant, ["transport": .string("closed"), "reason": .string(reason.description)])
-        case .transport, .note, .refused, .playbackFailed, .captureProblem, .unknownContent:
+        case .transport, .note, .refused, .playbackFailed, .captureProblem, .unknownContent, .fileFrameTaken:
             break
         }
     }

@@ -41,7 +41,7 @@ final class SessionPrinter: Sendable {
             Console.warning(SessionCommand.name, problem)
         case .unknownContent(let note):
             emit(SessionTimeline.pad(instant) + "  " + note)
-        case .sent, .frameSent, .received, .malformed, .transport:
+        case .sent, .frameSent, .received, .malformed, .transport, .fileFrameTaken:
             break
         }
     }

@@ -1,0 +1,235 @@
+import Foundation
+import Synchronization
+import VoicePipeClient
+import VoicePipeCore
+import VoicePipeIO
+import VoicePipeSession
+
+/// Many real-time sessions in one process against one in-process runtime, as a team testing its
+/// runtime on a corpus runs them: how late their frames go out, what each costs in CPU and
+/// memory, and whether any frame is lost.
+///
+/// ```
+///  one WAV ─▶ N × (FileCaptureSource ─▶ SessionDriver, real-time pace, a thread each "vp-scale-client")
+///                                          │ InMemoryTransport
+///                                          ▼
+///              EmbeddedRuntime (paced replies, a thread per session "vp-runtime")
+/// ```
+///
+/// Each session's frames are due at their audio time (the session's capture start plus the
+/// frames before them); a frame's lateness is from then to when the transport took it. CPU is
+/// read per thread from `/proc/self/task` over a steady window in which every session runs (all
+/// started, none ended), client threads and runtime threads apart; memory is the resident set
+/// in that window against before the first session started.
+public struct SessionScaleRun: Sendable {
+    /// What every session sends.
+    public enum Input: String, Sendable {
+        /// Speech-like bursts and pauses (``LoadAudio``): turns, replies, interruptions.
+        case speech
+        /// Quiet room noise: a connected user who says nothing (no turn, no reply).
+        case idle
+    }
+
+    public var sessions: Int
+    /// Audio each session sends, in seconds.
+    public var seconds: Double
+    /// Between one session's start and the next.
+    public var stagger: Duration
+    public var input: Input
+    /// Where the input file goes (deleted afterwards).
+    public var directory: String = NSTemporaryDirectory()
+
+    public init(sessions: Int, seconds: Double, stagger: Duration = .milliseconds(4), input: Input = .speech) {
+        self.sessions = sessions
+        self.seconds = seconds
+        self.stagger = stagger
+        self.input = input
+    }
+
+    /// The name of each client session's thread.
+    public static let clientThreadName = "vp-scale-client"
+
+    /// Runs the sessions to their end; throws only when the run cannot be set up.
+    /// - Throws: ``SessionScaleError`` for no session or no audio; file errors for the input.
+    public func run() throws -> SessionScaleReport {
+        guard sessions >= 1, seconds > 0, stagger >= .zero else { throw SessionScaleError.nothingToRun(sessions: sessions, seconds: seconds) }
+        let path = "\(directory)/voicepipe-scale-\(getpid())-\(input.rawValue).wav"
+        defer { unlink(path) }
+        switch input {
+        case .speech: _ = try LoadAudio.write(path: path, seconds: seconds)
+        case .idle: try Self.writeRoomNoise(path: path, seconds: seconds)
+        }
+        let runtime = EmbeddedRuntime()
+        let residentBefore = ResidentMemory.bytes() ?? 0
+        let records = (0..<sessions).map { _ in SessionRecord() }
+        let running = DispatchGroup()
+        let firstStart = ContinuousClock.now
+        for record in records {
+            let reader = try AudioFileReader(path: path)
+            let capture = try FileCaptureSource(reader: reader, converter: CaptureConverter(input: reader.format))
+            let driver = SessionDriver(options: SessionDriverOptions(session: SessionConfiguration(sessionId: "scale-\(UUID().uuidString)")),
+                                       transport: runtime.connect(), capture: .file(capture, pacing: .realTime),
+                                       output: DiscardedReplyOutput()) { event, instant in record.observe(event, at: instant) }
+            running.enter()
+            Thread.detachNewThread {
+                nameCurrentThread(Self.clientThreadName)
+                record.finish(driver.run())
+                running.leave()
+            }
+            Thread.sleep(forTimeInterval: stagger.seconds)
+        }
+        // The steady window: every session has started and none has reached the end of its audio.
+        let lastStart = ContinuousClock.now
+        let windowStart = lastStart + .milliseconds(500)
+        let windowEnd = firstStart + .seconds(seconds) - .milliseconds(500)
+        var window: (cpu: [String: Double], resident: Int, seconds: Double)?
+        if windowEnd > windowStart + .milliseconds(500) {
+            Thread.sleep(until: Date(timeIntervalSinceNow: (windowStart - .now).seconds))
+            let before = ThreadCPU.byName()
+            let opened = ContinuousClock.now
+            Thread.sleep(until: Date(timeIntervalSinceNow: (windowEnd - .now).seconds))
+            let after = ThreadCPU.byName()
+            let resident = ResidentMemory.bytes() ?? 0
+            let length = (ContinuousClock.now - opened).seconds
+            window = (after.merging(before.mapValues { -$0 }, uniquingKeysWith: +), resident, length)
+        }
+        running.wait()
+        _ = runtime.blockUntilFinished(timeout: .seconds(30))
+        return SessionScaleReport(sessions: sessions, seconds: seconds, input: input, records: records.map { $0.snapshot },
+                                  windowSeconds: window?.seconds, clientCPUSeconds: window?.cpu[Self.clientThreadName],
+                                  runtimeCPUSeconds: window?.cpu[EmbeddedRuntime.threadName],
+                                  residentBefore: residentBefore, residentInWindow: window?.resident)
+    }
+
+    /// Room noise around −66 dBFS, below the voice gate: a microphone in a quiet room.
+    static func writeRoomNoise(path: String, seconds: Double) throws {
+        let writer = try AudioFileWriter(path: path, sampleRate: .capture, channelCount: 1, encoding: .int16)
+        var random = SplitMix64(seed: 7)
+        let samples = (0..<Int(seconds * SampleRate.capture.hertz)).map { _ in Int16(random.uniform(-16, 16).rounded()) }
+        try samples.withUnsafeBufferPointer { try writer.write($0) }
+        try writer.close()
+    }
+
+    /// One session's figures, written on its driver's thread, read when it has finished.
+    final class SessionRecord: @unchecked Sendable {
+        // Safety: `observe` runs on the session's driver thread only; `finish` on the same thread
+        // after it; `snapshot` is read after the run's DispatchGroup says that thread is done.
+        private var lateness: [Duration] = []
+        private var pendingDue: SessionInstant?
+        private var outcome: (sent: Int, dropped: Int, failure: String?) = (0, 0, nil)
+
+        init() { lateness.reserveCapacity(1_024) }
+
+        func observe(_ event: SessionEvent, at instant: SessionInstant) {
+            switch event {
+            case .fileFrameTaken(let due):
+                pendingDue = due
+            case .frameSent:
+                if let due = pendingDue { lateness.append(max(instant - due, .zero)) }
+                pendingDue = nil
+            default:
+                break
+            }
+        }
+
+        func finish(_ report: SessionReport) {
+            let counters = report.machine.counters
+            var failure: String?
+            if case .error(let reason) = report.machine.state { failure = reason.description }
+            outcome = (counters.framesSent, counters.framesDropped + counters.framesNotLive, failure)
+        }
+
+        var snapshot: SessionScaleReport.Session {
+            SessionScaleReport.Session(lateness: lateness, framesSent: outcome.sent, framesLost: outcome.dropped, failure: outcome.failure)
+        }
+    }
+}
+
+/// A scale run that cannot start.
+public enum SessionScaleError: Error, CustomStringConvertible {
+    case nothingToRun(sessions: Int, seconds: Double)
+
+    public var description: String {
+        switch self {
+        case .nothingToRun(let sessions, let seconds):
+            "a scale run needs at least one session, some audio and a stagger of zero or more (\(sessions) sessions of \(seconds) s)"
+        }
+    }
+}
+
+/// What a ``SessionScaleRun`` measured.
+public struct SessionScaleReport: Sendable {
+    public struct Session: Sendable {
+        /// Each sent frame's lateness against its audio time, in order.
+        public let lateness: [Duration]
+        public let framesSent: Int
+        /// Frames dropped or captured while the session was not live.
+        public let framesLost: Int
+        /// Why the session failed, when it did.
+        public let failure: String?
+    }
+
+    public let sessions: Int
+    public let seconds: Double
+    public let input: SessionScaleRun.Input
+    public let records: [Session]
+    /// The steady window's length and the CPU each kind of thread used in it (nil: the run was
+    /// too short for a window in which every session ran).
+    public let windowSeconds: Double?
+    public let clientCPUSeconds: Double?
+    public let runtimeCPUSeconds: Double?
+    public let residentBefore: Int
+    public let residentInWindow: Int?
+
+    /// Frames every session sent, and lost.
+    public var framesSent: Int { records.reduce(0) { $0 + $1.framesSent } }
+    public var framesLost: Int { records.reduce(0) { $0 + $1.framesLost } }
+    public var failures: [String] { records.compactMap(\.failure) }
+
+    /// Every frame's lateness, sorted.
+    public var allLateness: [Duration] { records.flatMap(\.lateness).sorted() }
+
+    /// The lateness at quantile `q` (nearest rank), or nil for no frame.
+    public func lateness(atQuantile q: Double) -> Duration? {
+        let sorted = allLateness
+        guard !sorted.isEmpty else { return nil }
+        return sorted[min(sorted.count - 1, max(0, Int((q * Double(sorted.count)).rounded(.up)) - 1))]
+    }
+
+    /// Client (driver) CPU per second of one session's audio, in seconds, over the window.
+    public var clientCPUPerSessionSecond: Double? {
+        guard let cpu = clientCPUSeconds, let window = windowSeconds, window > 0 else { return nil }
+        return cpu / (window * Double(sessions))
+    }
+
+    /// The embedded runtime's CPU per session-second, measured apart from the client's.
+    public var runtimeCPUPerSessionSecond: Double? {
+        guard let cpu = runtimeCPUSeconds, let window = windowSeconds, window > 0 else { return nil }
+        return cpu / (window * Double(sessions))
+    }
+
+    /// Resident memory per running session (runtime included), in bytes.
+    public var residentPerSession: Int? {
+        residentInWindow.map { ($0 - residentBefore) / sessions }
+    }
+}
+
+/// CPU time of this process's threads, summed by thread name, from `/proc/self/task` (Linux).
+public enum ThreadCPU {
+    /// Seconds of user and system time by thread name, for the threads alive now.
+    public static func byName() -> [String: Double] {
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        var totals: [String: Double] = [:]
+        guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return totals }
+        for task in tasks {
+            guard let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
+                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { continue }
+            let name = String(stat[stat.index(after: open)..<close])
+            // After the name: state is field 3, utime field 14, stime field 15.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { continue }
+            totals[name, default: 0] += (user + system) / ticks
+        }
+        return totals
+    }
+}
