@@ -214,21 +214,24 @@ public struct SessionScaleReport: Sendable {
     }
 }
 
-/// CPU time of this process's threads, summed by thread name, from `/proc/self/task` (Linux).
+/// CPU time of this process's threads, summed by thread name (Linux).
+///
+/// Each thread's own CPU clock, read with nanosecond precision: `/proc/self/task/*/stat` counts in
+/// clock ticks, truncated per thread, so hundreds of threads using a few milliseconds each would
+/// read as none. The clock of thread `tid` is the kernel's `(~tid << 3) | 6` (per thread,
+/// scheduler time), the id glibc's `pthread_getcpuclockid` returns.
 public enum ThreadCPU {
-    /// Seconds of user and system time by thread name, for the threads alive now.
+    /// Seconds of CPU by thread name, for the threads alive now.
     public static func byName() -> [String: Double] {
-        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
         var totals: [String: Double] = [:]
         guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return totals }
         for task in tasks {
-            guard let stat = try? String(contentsOfFile: "/proc/self/task/\(task)/stat", encoding: .utf8),
-                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { continue }
-            let name = String(stat[stat.index(after: open)..<close])
-            // After the name: state is field 3, utime field 14, stime field 15.
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { continue }
-            totals[name, default: 0] += (user + system) / ticks
+            guard let tid = Int32(task),
+                  let comm = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8) else { continue }
+            var time = timespec()
+            guard clock_gettime(clockid_t((~tid) << 3 | 6), &time) == 0 else { continue }
+            let name = comm.trimmingCharacters(in: .newlines)
+            totals[name, default: 0] += Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
         }
         return totals
     }

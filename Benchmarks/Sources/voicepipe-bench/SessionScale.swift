@@ -34,7 +34,7 @@ enum SessionScaleBenchmark {
     /// (sessions, input) for each row, smallest first.
     static let cases: [(Int, SessionScaleRun.Input)] = [(500, .idle), (50, .speech), (200, .speech), (500, .speech)]
 
-    static func name(_ sessions: Int, _ input: SessionScaleRun.Input) -> String { "\(prefix)\(input.rawValue)-\(sessions)" }
+    static func name(_ sessions: Int, _ input: SessionScaleRun.Input) -> String { "\(prefix)\(sessions)-\(input.rawValue)" }
 
     static func rows(seconds: Double, filter: (String) -> Bool, progress: Progress) -> [SessionScaleRow] {
         cases.filter { filter(name($0.0, $0.1)) }.compactMap { sessions, input in
@@ -50,7 +50,9 @@ enum SessionScaleBenchmark {
     }
 
     static func row(_ report: SessionScaleReport, name: String) -> SessionScaleRow {
-        func ms(_ duration: Duration?) -> Double? { duration.map { $0.seconds * 1000 } }
+        func ms(_ duration: Duration?) -> Double? {
+            duration.map { Double($0.components.seconds) * 1000 + Double($0.components.attoseconds) * 1e-15 }
+        }
         let lateness = report.allLateness
         return SessionScaleRow(
             name: name, sessions: report.sessions, input: report.input.rawValue, audioSeconds: report.seconds,
