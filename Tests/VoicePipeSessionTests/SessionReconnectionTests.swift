@@ -322,6 +322,32 @@ struct SessionReconnectionTests {
         #expect(script.machine.ledger.turns.filter { !$0.wasWithdrawn }.count == 1)
     }
 
+    /// A transport cannot always tell what it wrote: a reset can take the message it was writing
+    /// either way. With a runtime that says what it read, its count decides: frames handed back as
+    /// unwritten that it did read are not sent twice, and texts likewise; those it did not read go
+    /// out once, in order.
+    @Test(arguments: [(read: 5, texts: 1, again: [Int16]()), (read: 3, texts: 0, again: [4, 5])])
+    func whatTheTransportHandsBackIsSentAgainOnlyIfTheRuntimeSaysItNeverReadIt(read: Int, texts: Int, again: [Int16]) throws {
+        var script = SessionScript(Self.configuration(resumptionWait: .seconds(2)))
+        script.connectAndOpen(at: .origin)
+        for marker in Int16(1)...5 { Self.sendFrame(&script, marker: marker, at: .ms(32 * Int(marker))) }
+        try script.type("typed", at: .ms(170))
+        let typed = try #require(script.log.sentTexts.first)
+        script.run { $0.transportClosed(Self.reset, orderly: false, at: .ms(200)) }
+        script.run { $0.framesNotWritten([Self.frame(SessionScript.room, marker: 4), Self.frame(SessionScript.room, marker: 5)], at: .ms(200)) }
+        script.run { $0.textsNotWritten([typed.number], at: .ms(200)) }
+        script.runTimers(until: .ms(700))
+        script.run { $0.transportOpened(at: .ms(750)) }
+        script.clearLog()
+        let resumed = script.receive(.sessionResumed(audioChunks: read, texts: texts), at: .ms(760))
+        script.confirmTexts(in: resumed, at: .ms(760))
+        #expect(Self.sentMarkers(resumed) == again)
+        #expect(script.sent.filter { $0.hasPrefix("text.input") }.count == 1 - texts)
+        #expect(script.machine.ledger.counters.framesSent == read)
+        #expect(script.machine.ledger.counters.textsSent == 1)
+        #expect(script.machine.ledger.turns.filter { !$0.wasWithdrawn }.count == 1)
+    }
+
     /// Keep-alive silences are `audio.chunk` messages too: the runtime's count includes them, and
     /// one that it did not read is not sent again (it was only silence).
     @Test func anUnreadKeepAliveCountsInTheRuntimesTallyAndIsNotSentAgain() {

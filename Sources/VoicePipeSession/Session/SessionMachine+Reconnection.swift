@@ -25,6 +25,11 @@ struct Reconnection: Sendable {
     /// The new connection is open and its `session.start` went out: sends wait (up to
     /// ``ReconnectPolicy/resumptionWait``) for the runtime's `session.resumed`.
     var resumingSince: SessionInstant?
+    /// Captured frames and texts (by number) the dropped connection handed back as not written,
+    /// oldest first. While the runtime may say what it read they stay written (its count decides);
+    /// otherwise ``SessionMachine/settleHandedBack(_:_:)`` takes them back.
+    var framesHandedBack: [AudioFrame] = []
+    var textsHandedBack: [Int] = []
 }
 
 extension SessionMachine {
@@ -70,8 +75,9 @@ extension SessionMachine {
         var next = reconnection
         let policy = configuration.reconnect
         guard retryable, next.attempt < policy.attempts else {
-            ledger.counters.framesDropped += next.held.count
-            ledger.counters.framesDroppedWhileAway += next.held.count
+            let handedBack = settleHandedBack(&next, &actions)
+            ledger.counters.framesDropped += next.held.count + handedBack.count
+            ledger.counters.framesDroppedWhileAway += next.held.count + handedBack.count
             let why = retryable ? "\(reason); gave up after \(next.attempt) attempt\(next.attempt == 1 ? "" : "s") to reconnect"
                                 : "\(reason); reconnecting cannot help, so no further attempt was made"
             fail(.transport(why), closing: closing, at: now, &actions)
@@ -109,8 +115,14 @@ extension SessionMachine {
     /// knows, and the dropped connection's audio is counted unconfirmed), then the held audio,
     /// then the queued texts; the state is what the user was doing (talking, thinking, or ready).
     mutating func resume(_ reconnection: Reconnection, runtimeRead: (audioChunks: Int, texts: Int)?, at now: SessionInstant, _ actions: inout [SessionAction]) {
-        var awaitingReply = reconnection.awaitingReply
+        var reconnection = reconnection
         var unread: [AudioFrame] = []
+        if runtimeRead == nil {
+            // Without the runtime's word, what the transport handed back goes out first.
+            unread = settleHandedBack(&reconnection, &actions)
+            ledger.counters.framesHeldForReconnection += unread.count
+        }
+        var awaitingReply = reconnection.awaitingReply
         if let runtimeRead {
             deliveries.runtimeConfirms = true
             let taken = deliveries.takeUnread(runtimeRead: runtimeRead.audioChunks)
@@ -166,6 +178,21 @@ extension SessionMachine {
                 ledger.turns[open].speechEndedAt = now
             }
         }
+    }
+
+    /// What the dropped connection handed back as not written, taken back as such: the frames no
+    /// longer count as sent (returned, oldest first, to go out again or be dropped), the texts
+    /// are queued again and their turns withdrawn.
+    mutating func settleHandedBack(_ reconnection: inout Reconnection, _ actions: inout [SessionAction]) -> [AudioFrame] {
+        let frames = reconnection.framesHandedBack
+        reconnection.framesHandedBack = []
+        ledger.counters.framesSent -= frames.count
+        ledger.counters.samplesSent -= frames.reduce(0) { $0 + $1.samples.count }
+        deliveries.forget(frames)
+        let withdrawn = withdrawTexts(reconnection.textsHandedBack, reason: "the connection ended before it was written", &actions)
+        reconnection.textsHandedBack = []
+        reconnection.awaitingReply.removeAll { withdrawn.contains($0) }
+        return frames
     }
 
     /// Past the hold limit, the oldest held frames are dropped and counted.

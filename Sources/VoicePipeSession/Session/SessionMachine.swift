@@ -185,9 +185,10 @@ public struct SessionMachine: Sendable {
     public mutating func end(at now: SessionInstant) -> [SessionAction] {
         var actions = [SessionAction]()
         switch current {
-        case .connecting(_, .some(let reconnection)):
-            ledger.counters.framesDropped += reconnection.held.count
-            ledger.counters.framesDroppedWhileAway += reconnection.held.count
+        case .connecting(_, .some(var reconnection)):
+            let handedBack = settleHandedBack(&reconnection, &actions)
+            ledger.counters.framesDropped += reconnection.held.count + handedBack.count
+            ledger.counters.framesDroppedWhileAway += reconnection.held.count + handedBack.count
             ledger.toolDrawer.append(.sessionEnded(reason: "the user ended the session while it was reconnecting", at: now))
             let attemptOpen = reconnection.retryAt == nil
             if attemptOpen { actions.append(.closeTransport) }
@@ -459,6 +460,12 @@ public struct SessionMachine: Sendable {
     /// else after the next `session.start`. A text that was not sent, or already withdrawn, is ignored.
     public mutating func textsNotWritten(_ numbers: [Int], at now: SessionInstant) -> [SessionAction] {
         var actions = [SessionAction]()
+        if case .connecting(let since, .some(var reconnection)) = current, deliveries.runtimeConfirms != false {
+            // Whether the runtime read them is what its session.resumed says (see framesNotWritten).
+            reconnection.textsHandedBack += numbers
+            current = .connecting(since: since, reconnection: reconnection)
+            return scheduling(&actions)
+        }
         let withdrawn = withdrawTexts(numbers, reason: "the connection ended before it was written", &actions)
         if case .connecting(let since, .some(var reconnection)) = current {
             reconnection.awaitingReply.removeAll { withdrawn.contains($0) }
@@ -503,6 +510,14 @@ public struct SessionMachine: Sendable {
     /// old one closing after a rotation) they go out now; otherwise they count as dropped.
     public mutating func framesNotWritten(_ frames: [AudioFrame], at now: SessionInstant) -> [SessionAction] {
         var actions = [SessionAction]()
+        if case .connecting(let since, .some(var reconnection)) = current, deliveries.runtimeConfirms != false {
+            // A transport cannot always tell what it wrote (a reset can take the message it was
+            // writing either way), and the runtime's session.resumed will say what it read: until
+            // then they stay written; without that word they go out first, as below.
+            reconnection.framesHandedBack += frames
+            current = .connecting(since: since, reconnection: reconnection)
+            return scheduling(&actions)
+        }
         ledger.counters.framesSent -= frames.count
         ledger.counters.samplesSent -= frames.reduce(0) { $0 + $1.samples.count }
         deliveries.forget(frames)
