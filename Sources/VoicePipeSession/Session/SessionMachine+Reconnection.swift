@@ -186,13 +186,18 @@ extension SessionMachine {
     mutating func settleHandedBack(_ reconnection: inout Reconnection, _ actions: inout [SessionAction]) -> [AudioFrame] {
         let frames = reconnection.framesHandedBack
         reconnection.framesHandedBack = []
-        ledger.counters.framesSent -= frames.count
-        ledger.counters.samplesSent -= frames.reduce(0) { $0 + $1.samples.count }
-        deliveries.forget(frames)
+        takeBack(frames)
         let withdrawn = withdrawTexts(reconnection.textsHandedBack, reason: "the connection ended before it was written", &actions)
         reconnection.textsHandedBack = []
         reconnection.awaitingReply.removeAll { withdrawn.contains($0) }
         return frames
+    }
+
+    /// Frames a transport handed back as never written no longer count as sent or written.
+    mutating func takeBack(_ frames: [AudioFrame]) {
+        ledger.counters.framesSent -= frames.count
+        ledger.counters.samplesSent -= frames.reduce(0) { $0 + $1.samples.count }
+        deliveries.forget(frames)
     }
 
     /// Past the hold limit, the oldest held frames are dropped and counted.

@@ -518,9 +518,7 @@ public struct SessionMachine: Sendable {
             current = .connecting(since: since, reconnection: reconnection)
             return scheduling(&actions)
         }
-        ledger.counters.framesSent -= frames.count
-        ledger.counters.samplesSent -= frames.reduce(0) { $0 + $1.samples.count }
-        deliveries.forget(frames)
+        takeBack(frames)
         switch current {
         case .connecting(let since, .some(var reconnection)):
             reconnection.held.insert(contentsOf: frames, at: 0)
