@@ -30,29 +30,48 @@ public struct SessionScaleRun: Sendable {
         case idle
     }
 
+    /// How the client's sessions get a thread.
+    public enum Threading: Sendable, Hashable, CustomStringConvertible {
+        /// Each session's driver runs on a thread of its own (``SessionDriver/run()``).
+        case threadPerSession
+        /// The sessions are shared round robin among this many ``SessionLoop``s, a thread each.
+        case loops(Int)
+
+        public var description: String {
+            switch self {
+            case .threadPerSession: "a thread per session"
+            case .loops(let count): count == 1 ? "one session loop" : "\(count) session loops"
+            }
+        }
+    }
+
     public var sessions: Int
     /// Audio each session sends, in seconds.
     public var seconds: Double
     /// Between one session's start and the next.
     public var stagger: Duration
     public var input: Input
+    public var threading: Threading
     /// Where the input file goes (deleted afterwards).
     public var directory: String = NSTemporaryDirectory()
 
-    public init(sessions: Int, seconds: Double, stagger: Duration = .milliseconds(4), input: Input = .speech) {
+    public init(sessions: Int, seconds: Double, stagger: Duration = .milliseconds(4), input: Input = .speech,
+                threading: Threading = .threadPerSession) {
+        self.threading = threading
         self.sessions = sessions
         self.seconds = seconds
         self.stagger = stagger
         self.input = input
     }
 
-    /// The name of each client session's thread.
+    /// The name of each client thread (a session's, or a loop's).
     public static let clientThreadName = "vp-scale-client"
 
     /// Runs the sessions to their end; throws only when the run cannot be set up.
     /// - Throws: ``SessionScaleError`` for no session or no audio; file errors for the input.
     public func run() throws -> SessionScaleReport {
         guard sessions >= 1, seconds > 0, stagger >= .zero else { throw SessionScaleError.nothingToRun(sessions: sessions, seconds: seconds) }
+        if case .loops(let count) = threading, count < 1 { throw SessionScaleError.noLoop }
         let path = "\(directory)/voicepipe-scale-\(getpid())-\(input.rawValue).wav"
         defer { unlink(path) }
         switch input {
@@ -63,18 +82,35 @@ public struct SessionScaleRun: Sendable {
         let residentBefore = ResidentMemory.bytes() ?? 0
         let records = (0..<sessions).map { _ in SessionRecord() }
         let running = DispatchGroup()
+        let loops: [SessionLoop]
+        if case .loops(let count) = threading {
+            let clock = MonotonicSessionClock()
+            loops = (0..<count).map { _ in SessionLoop(clock: clock, threadName: Self.clientThreadName) }
+        } else {
+            loops = []
+        }
+        defer { for loop in loops { loop.close() } }
         let firstStart = ContinuousClock.now
-        for record in records {
+        for (index, record) in records.enumerated() {
             let reader = try AudioFileReader(path: path)
             let capture = try FileCaptureSource(reader: reader, converter: CaptureConverter(input: reader.format))
+            let loop = loops.isEmpty ? nil : loops[index % loops.count]
             let driver = SessionDriver(options: SessionDriverOptions(session: SessionConfiguration(sessionId: "scale-\(UUID().uuidString)")),
-                                       transport: runtime.connect(), capture: .file(capture, pacing: .realTime),
+                                       transport: runtime.connect(), clock: loop?.clock ?? MonotonicSessionClock(),
+                                       capture: .file(capture, pacing: .realTime),
                                        output: DiscardedReplyOutput()) { event, instant in record.observe(event, at: instant) }
             running.enter()
-            Thread.detachNewThread {
-                nameCurrentThread(Self.clientThreadName)
-                record.finish(driver.run())
-                running.leave()
+            if let loop {
+                try loop.add(driver) { report in
+                    record.finish(report)
+                    running.leave()
+                }
+            } else {
+                Thread.detachNewThread {
+                    nameCurrentThread(Self.clientThreadName)
+                    record.finish(driver.run())
+                    running.leave()
+                }
             }
             Thread.sleep(forTimeInterval: stagger.seconds)
         }
@@ -95,7 +131,7 @@ public struct SessionScaleRun: Sendable {
         }
         running.wait()
         _ = runtime.blockUntilFinished(timeout: .seconds(30))
-        return SessionScaleReport(sessions: sessions, seconds: seconds, input: input, records: records.map { $0.snapshot },
+        return SessionScaleReport(sessions: sessions, seconds: seconds, input: input, threading: threading, records: records.map { $0.snapshot },
                                   windowSeconds: window?.seconds, clientCPUSeconds: window?.cpu[Self.clientThreadName],
                                   runtimeCPUSeconds: window?.cpu[EmbeddedRuntime.threadName],
                                   residentBefore: residentBefore, residentInWindow: window?.resident)
@@ -112,7 +148,7 @@ public struct SessionScaleRun: Sendable {
 
     /// One session's figures, written on its driver's thread, read when it has finished.
     final class SessionRecord: @unchecked Sendable {
-        // Safety: `observe` runs on the session's driver thread only; `finish` on the same thread
+        // Safety: `observe` runs on the thread that runs the session only; `finish` on the same thread
         // after it; `snapshot` is read after the run's DispatchGroup says that thread is done.
         private var lateness: [Duration] = []
         private var pendingDue: SessionInstant?
@@ -148,11 +184,14 @@ public struct SessionScaleRun: Sendable {
 /// A scale run that cannot start.
 public enum SessionScaleError: Error, CustomStringConvertible {
     case nothingToRun(sessions: Int, seconds: Double)
+    case noLoop
 
     public var description: String {
         switch self {
         case .nothingToRun(let sessions, let seconds):
             "a scale run needs at least one session, some audio and a stagger of zero or more (\(sessions) sessions of \(seconds) s)"
+        case .noLoop:
+            "sessions shared among loops need at least one loop"
         }
     }
 }
@@ -172,6 +211,7 @@ public struct SessionScaleReport: Sendable {
     public let sessions: Int
     public let seconds: Double
     public let input: SessionScaleRun.Input
+    public let threading: SessionScaleRun.Threading
     public let records: [Session]
     /// The steady window's length and the CPU each kind of thread used in it (nil: the run was
     /// too short for a window in which every session ran).

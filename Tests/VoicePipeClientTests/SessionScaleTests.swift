@@ -7,8 +7,9 @@ import VoicePipeTestSupport
 /// The scale harness the benchmark runs (`voicepipe-bench --filter sessions/`), small: what it
 /// reports is each session's own account, and nothing is lost between sessions.
 @Suite(.serialized) struct SessionScaleTests {
-    @Test func fourRealTimeSessionsSendEveryFrameOnceAndTheHarnessAccountsForEach() throws {
-        let report = try SessionScaleRun(sessions: 4, seconds: 3, stagger: .milliseconds(20)).run()
+    @Test(arguments: [SessionScaleRun.Threading.threadPerSession, .loops(1)])
+    func fourRealTimeSessionsSendEveryFrameOnceAndTheHarnessAccountsForEach(threading: SessionScaleRun.Threading) throws {
+        let report = try SessionScaleRun(sessions: 4, seconds: 3, stagger: .milliseconds(20), threading: threading).run()
         #expect(report.failures.isEmpty, "\(report.failures)")
         #expect(report.framesLost == 0)
         // 3 s at 16 kHz in 512-sample frames: 94 frames (the last one short), for each session.
@@ -42,6 +43,8 @@ import VoicePipeTestSupport
 
     @Test func aRunWithNoSessionIsRefusedWithTheReason() {
         #expect(throws: SessionScaleError.self) { try SessionScaleRun(sessions: 0, seconds: 1).run() }
+        #expect(throws: SessionScaleError.self) { try SessionScaleRun(sessions: 2, seconds: 1, threading: .loops(0)).run() }
+        #expect(SessionScaleError.noLoop.description == "sessions shared among loops need at least one loop")
         #expect(SessionScaleError.nothingToRun(sessions: 0, seconds: 1).description
             == "a scale run needs at least one session, some audio and a stagger of zero or more (0 sessions of 1.0 s)")
     }

@@ -34,10 +34,10 @@ struct Options {
     json-decode/<string-line|60000-unknown-fields>,
     json-hostile/<keys|array|escapes|fraction-digits|integer-digits|nesting> (each at n and 10n),
     echo/<webrtc|webrtc+ns|speex|speex+res|speex+res+ns|pass-through>, echo/drift (ten minutes of
-    clock drift through the echo stage, measured, not timed), sessions/<N>-<idle|speech> (N
-    real-time sessions in one process against the embedded runtime: frame lateness, CPU per
-    session-second, memory per session; each row takes its audio's length, 20 s, or 6 s with
-    --quick).
+    clock drift through the echo stage, measured, not timed), sessions/<N>-<idle|speech>[-loop]
+    (N real-time sessions in one process against the embedded runtime, a thread per session or
+    all on one session loop: frame lateness, CPU per session-second, memory per session; each
+    row takes its audio's length, 20 s, or 6 s with --quick).
     Install the peers first: Benchmarks/scripts/install-peers.
     """
 

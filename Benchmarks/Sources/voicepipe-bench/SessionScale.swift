@@ -7,6 +7,8 @@ struct SessionScaleRow: Codable {
     var name: String
     var sessions: Int
     var input: String
+    /// "thread per session" or "one session loop".
+    var threading: String
     var audioSeconds: Double
     var framesSent: Int
     var framesLost: Int
@@ -31,19 +33,32 @@ struct SessionScaleRow: Codable {
 enum SessionScaleBenchmark {
     static let prefix = "sessions/"
 
-    /// (sessions, input) for each row, smallest first.
-    static let cases: [(Int, SessionScaleRun.Input)] = [(500, .idle), (50, .speech), (200, .speech), (500, .speech)]
+    /// (sessions, input, threading) for each row: each load with a thread per session, then the
+    /// same load on one ``SessionLoop`` (the client on one thread), side by side.
+    static let cases: [(Int, SessionScaleRun.Input, SessionScaleRun.Threading)] = [
+        (500, .idle, .threadPerSession), (500, .idle, .loops(1)),
+        (50, .speech, .threadPerSession), (50, .speech, .loops(1)),
+        (200, .speech, .threadPerSession), (200, .speech, .loops(1)),
+        (500, .speech, .threadPerSession), (500, .speech, .loops(1)),
+    ]
 
-    static func name(_ sessions: Int, _ input: SessionScaleRun.Input) -> String { "\(prefix)\(sessions)-\(input.rawValue)" }
+    static func name(_ sessions: Int, _ input: SessionScaleRun.Input, _ threading: SessionScaleRun.Threading) -> String {
+        let suffix = switch threading {
+        case .threadPerSession: ""
+        case .loops(let count): count == 1 ? "-loop" : "-\(count)loops"
+        }
+        return "\(prefix)\(sessions)-\(input.rawValue)\(suffix)"
+    }
 
     static func rows(seconds: Double, filter: (String) -> Bool, progress: Progress) -> [SessionScaleRow] {
-        cases.filter { filter(name($0.0, $0.1)) }.compactMap { sessions, input in
-            progress.say("sessions: \(sessions) \(input.rawValue) sessions of \(Format.fixed(seconds, 0)) s, real time")
+        cases.filter { filter(name($0.0, $0.1, $0.2)) }.compactMap { sessions, input, threading in
+            let name = name(sessions, input, threading)
+            progress.say("sessions: \(sessions) \(input.rawValue) sessions of \(Format.fixed(seconds, 0)) s, real time, \(threading)")
             do {
-                let report = try SessionScaleRun(sessions: sessions, seconds: seconds, stagger: .milliseconds(4), input: input).run()
-                return row(report, name: name(sessions, input))
+                let report = try SessionScaleRun(sessions: sessions, seconds: seconds, stagger: .milliseconds(4), input: input, threading: threading).run()
+                return row(report, name: name)
             } catch {
-                fputs("voicepipe-bench: the session-scale row \(name(sessions, input)) could not run: \(error)\n", stderr)
+                fputs("voicepipe-bench: the session-scale row \(name) could not run: \(error)\n", stderr)
                 return nil
             }
         }
@@ -55,7 +70,7 @@ enum SessionScaleBenchmark {
         }
         let lateness = report.allLateness
         return SessionScaleRow(
-            name: name, sessions: report.sessions, input: report.input.rawValue, audioSeconds: report.seconds,
+            name: name, sessions: report.sessions, input: report.input.rawValue, threading: report.threading.description, audioSeconds: report.seconds,
             framesSent: report.framesSent, framesLost: report.framesLost, failedSessions: report.failures.count,
             latenessMedianMs: ms(report.lateness(atQuantile: 0.5)), latenessP99Ms: ms(report.lateness(atQuantile: 0.99)),
             latenessMaxMs: ms(lateness.last), framesOver5Ms: lateness.filter { $0 > .milliseconds(5) }.count,

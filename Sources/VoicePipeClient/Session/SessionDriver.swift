@@ -144,7 +144,7 @@ public struct SessionReport: Sendable {
 /// (the machine turns a long run of them into an error), and live device frames queue up to a
 /// bound. With a manual clock (tests), nothing waits for real time.
 public final class SessionDriver: @unchecked Sendable {
-    // Safety: everything but `inbox`, `published` and `deviceFrames` is used only on the
+    // Safety: everything but `inbox`, `snapshots` and `deviceFrames` is used only on the
     // thread inside `run()`.
     private enum Input: Sendable {
         /// An event of the connection numbered `connection` (the first is 0; each rotation adds one).
@@ -160,6 +160,8 @@ public final class SessionDriver: @unchecked Sendable {
         case end
         case escalate(String)
         case markLongRunning
+        /// A reader on another thread waits for a copy of the machine.
+        case publishSnapshot
     }
 
     public let options: SessionDriverOptions
@@ -174,16 +176,20 @@ public final class SessionDriver: @unchecked Sendable {
     private var retiring: [Int: any SessionTransport] = [:]
     /// The current connection has reported its close (a drop the machine may reconnect after).
     private var currentClosed = false
-    private let clock: any SessionClock
+    /// The clock its deadlines are on (a ``SessionLoop`` serving it runs by the same).
+    let clock: any SessionClock
     private let capture: SessionCapture
     private let output: any ReplyOutput
     private let recorder: ConversationRecorder?
     private let observer: @Sendable (SessionEvent, SessionInstant) -> Void
     private let inbox: SessionInbox<Input>
-    private let published: Guarded<SessionMachine>
+    /// Copies of the machine for readers on other threads, made when one asks.
+    private let snapshots: SnapshotExchange<SessionMachine>
     private let deviceFrames = DeviceFrameCounters()
 
     private var machine: SessionMachine
+    private var phase = Phase.notStarted
+    private var startedAt = SessionInstant(sinceOrigin: .zero)
     private var tickAt: SessionInstant?
     private var pendingActions: [SessionAction] = []
     private var applying = false
@@ -233,14 +239,20 @@ public final class SessionDriver: @unchecked Sendable {
         // A file never hears the reply: its turns are the audio's alone, at any pace.
         if case .file = capture { session.captureHearsReplies = false }
         machine = SessionMachine(configuration: session)
-        published = Guarded(machine)
+        snapshots = SnapshotExchange(machine)
         inbox = SessionInbox(clock: clock)
     }
 
     // MARK: From any thread
 
-    /// The machine as of the last event: the UI's source for derived views.
-    public var snapshot: SessionMachine { published.withLock { $0 } }
+    /// The machine as of the last event: the UI's source for derived views. While the session
+    /// runs, a reader on another thread waits for the driver to finish the event in hand (the
+    /// copy is made then, not after every event); on the driver's thread (an observer) it is
+    /// the machine itself.
+    public var snapshot: SessionMachine {
+        if snapshots.isOwnerThread { return machine }
+        return snapshots.read { inbox.post(.publishSnapshot) }
+    }
 
     /// The user typed `text` (queued while connecting, sent in order).
     public func type(_ text: String) { inbox.post(.type(text)) }
@@ -260,46 +272,114 @@ public final class SessionDriver: @unchecked Sendable {
     /// finishes the reply output and closes the transport.
     @available(*, noasync, message: "run() blocks its thread until the session ends; from async code use VoiceSession's run(), which runs it on a thread of its own")
     public func run() -> SessionReport {
+        while true {
+            switch step(inputLimit: .max) {
+            case .finished(let report): return report
+            case .waitUntil(let deadline): inbox.waitForInput(until: deadline)
+            }
+        }
+    }
+
+    /// Where a session stands between two steps.
+    private enum Phase {
+        case notStarted
+        case running
+        /// The session ended; the transport's closing report is awaited until then.
+        case closing(until: SessionInstant)
+        /// A second run returns the first one's report.
+        case finished(SessionReport)
+    }
+
+    /// What is left after a ``step(inputLimit:)``.
+    enum Step {
+        /// Nothing until an input is posted to the inbox or the instant comes (nil: only an input).
+        case waitUntil(SessionInstant?)
+        case finished(SessionReport)
+    }
+
+    /// Calls `hook` after every input posted to this session from now on (nil: no longer): a
+    /// loop serving many sessions (``SessionLoop``) learns which one to step.
+    func tellInputs(_ hook: (@Sendable () -> Void)?) { inbox.tellPosts(hook) }
+
+    /// Does what is due and what waits in the inbox, up to `inputLimit` inputs, without ever
+    /// blocking; the caller waits as the result says, then steps again. One thread can so serve
+    /// many sessions (``SessionLoop``); ``run()`` is this in a loop on a thread of its own.
+    func step(inputLimit: Int) -> Step {
+        switch phase {
+        case .notStarted:
+            start()
+            return step(inputLimit: inputLimit)
+        case .running:
+            var handled = 0
+            while !isFinished {
+                // Whatever is due gets its turn before the next input, and one input after it: a
+                // runtime flooding the inbox cannot hold timers, file frames or the user's end back.
+                if let deadline = nextDeadline(), deadline <= clock.now {
+                    handleDue()
+                    guard let input = inbox.poll() else { continue }
+                    handle(input)
+                } else if let input = inbox.poll() {
+                    handle(input)
+                } else {
+                    return .waitUntil(nextDeadline())
+                }
+                handled += 1
+                if handled >= inputLimit { return .waitUntil(clock.now) }
+            }
+            finishOutput()
+            stopCapture()
+            recorder?.finish()
+            transport.close()
+            incoming?.close()
+            for old in retiring.values { old.close() }
+            phase = .closing(until: clock.now + options.closeWait)
+            return step(inputLimit: inputLimit)
+        case .closing(let limit):
+            // The transport's closing report says how it closed; the rest is no longer the session's.
+            while closeReason == nil, let input = inbox.poll() {
+                switch input {
+                case .publishSnapshot:
+                    snapshots.publish(machine)
+                case .transport(.closed(let reason), let connection) where connection == connectionNumber:
+                    closeReason = reason
+                    report(.transport(.closed(reason)), at: clock.now)
+                    reclaimUnwritten(from: transport, at: clock.now)
+                default:
+                    break
+                }
+            }
+            if closeReason == nil, clock.now < limit { return .waitUntil(limit) }
+            snapshots.finish(machine)
+            inbox.retire()
+            let report = SessionReport(
+                machine: machine, startedAt: startedAt, finishedAt: clock.now, closeReason: closeReason,
+                captureEnding: fileSource?.ending, captureProblems: captureProblems,
+                captureFramesDropped: deviceFrames.dropped.load(ordering: .relaxed),
+                outputName: output.name, outputFrames: output.framesPlayed, outputSampleRate: output.sampleRate,
+                playbackError: playbackError, jitter: output.jitterReport)
+            phase = .finished(report)
+            return .finished(report)
+        case .finished(let report):
+            return .finished(report)
+        }
+    }
+
+    private func start() {
+        phase = .running
         // A real-time output reports its drains into the inbox; holding the inbox, not the driver, makes no cycle.
         output.reportDrained { [inbox] chunks in inbox.post(.playbackDrained(chunks: chunks)) }
         output.reportHeard { [inbox] turn, delay in inbox.post(.replyHeard(turn: turn, delay: delay)) }
+        snapshots.begin()
         listen(to: transport, as: 0)
-        let startedAt = clock.now
+        startedAt = clock.now
         if let reason = options.audioUnavailable { apply(machine.audioUnavailable(reason, at: startedAt)) }
         for text in options.initialTexts { typeNow(text) }
         if case .none = capture { endInput() }
         apply(machine.connect(at: clock.now))
-        while !isFinished {
-            // Whatever is due gets its turn before the next input, and one input after it: a
-            // runtime flooding the inbox cannot hold timers, file frames or the user's end back.
-            if let deadline = nextDeadline(), deadline <= clock.now {
-                handleDue()
-                if let input = inbox.next(until: clock.now) { handle(input) }
-            } else if let input = inbox.next(until: nextDeadline()) {
-                handle(input)
-            } else {
-                handleDue()
-            }
-        }
-        finishOutput()
-        stopCapture()
-        recorder?.finish()
-        transport.close()
-        incoming?.close()
-        for old in retiring.values { old.close() }
-        awaitClose()
-        inbox.retire()
-        let report = SessionReport(
-            machine: machine, startedAt: startedAt, finishedAt: clock.now, closeReason: closeReason,
-            captureEnding: fileSource?.ending, captureProblems: captureProblems,
-            captureFramesDropped: deviceFrames.dropped.load(ordering: .relaxed),
-            outputName: output.name, outputFrames: output.framesPlayed, outputSampleRate: output.sampleRate,
-            playbackError: playbackError, jitter: output.jitterReport)
-        return report
     }
 
     private var isFinished: Bool {
-        switch machine.state {
+        switch peek({ $0.state }) {
         case .disconnected, .error: true
         default: false
         }
@@ -307,13 +387,20 @@ public final class SessionDriver: @unchecked Sendable {
 
     /// Capture runs while the session is live, and goes on while it reconnects (the machine holds the frames).
     private var isCapturing: Bool {
-        guard !captureDone, !machine.isEnding else { return false }
-        switch machine.state {
-        case .ready, .talking, .thinking, .speaking: return true
-        case .connecting: return machine.isReconnecting && captureStartedAt != nil
-        default: return false
+        guard !captureDone else { return false }
+        return peek { machine in
+            guard !machine.isEnding else { return false }
+            switch machine.state {
+            case .ready, .talking, .thinking, .speaking: return true
+            case .connecting: return machine.isReconnecting && captureStartedAt != nil
+            default: return false
+            }
         }
     }
+
+    /// Reads the machine in place: a getter called on the stored property itself copies the
+    /// whole machine first (its retains and bytes were a tenth of a session's CPU).
+    private func peek<Value>(_ read: (inout SessionMachine) -> Value) -> Value { read(&machine) }
 
     private var fileSource: FileCaptureSource? {
         if case .file(let source, _) = capture { return source }
@@ -366,7 +453,7 @@ public final class SessionDriver: @unchecked Sendable {
     }
 
     /// Bytes sent and not yet written; while a rotation opens or the session reconnects, the file waits for it.
-    private var waitingBytes: Int { incoming == nil && !machine.isReconnecting ? transport.backlogBytes : Int.max }
+    private var waitingBytes: Int { incoming == nil && !peek { $0.isReconnecting } ? transport.backlogBytes : Int.max }
 
     private func takeFileFrame(at now: SessionInstant) {
         guard let source = fileSource else { return }
@@ -433,6 +520,8 @@ public final class SessionDriver: @unchecked Sendable {
             }
         case .markLongRunning:
             apply(machine.markTurnLongRunning(at: now))
+        case .publishSnapshot:
+            snapshots.publish(machine)
         }
     }
 
@@ -583,7 +672,6 @@ public final class SessionDriver: @unchecked Sendable {
             perform(pendingActions.removeFirst())
         }
         applying = false
-        published.withLock { $0 = machine }
     }
 
     private func perform(_ action: SessionAction) {
@@ -752,19 +840,6 @@ public final class SessionDriver: @unchecked Sendable {
             try output.finish()
         } catch {
             playbackFailed(error, at: clock.now)
-        }
-    }
-
-    /// Waits (bounded) for the transport's closing report, so the report says how it closed.
-    private func awaitClose() {
-        guard closeReason == nil else { return }
-        let limit = clock.now + options.closeWait
-        while closeReason == nil, let input = inbox.next(until: limit) {
-            if case .transport(.closed(let reason), let connection) = input, connection == connectionNumber {
-                closeReason = reason
-                report(.transport(.closed(reason)), at: clock.now)
-                reclaimUnwritten(from: transport, at: clock.now)
-            }
         }
     }
 }

@@ -22,6 +22,8 @@ public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @uncheck
     private var waiting = false
     private var moved = false
     private var retired = false
+    /// Told after each post: a loop serving many inboxes (``SessionLoop``) learns this one has input.
+    private var postHook: (@Sendable () -> Void)?
 
     public init(clock: any SessionClock) {
         self.clock = clock
@@ -49,6 +51,31 @@ public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @uncheck
         pthread_mutex_lock(mutex)
         items.append(element)
         pthread_cond_signal(condition)
+        let hook = postHook
+        pthread_mutex_unlock(mutex)
+        hook?()
+    }
+
+    /// Queues `element` unless the consumer has retired (false: it never will take it).
+    public func offer(_ element: Element) -> Bool {
+        pthread_mutex_lock(mutex)
+        guard !retired else {
+            pthread_mutex_unlock(mutex)
+            return false
+        }
+        items.append(element)
+        pthread_cond_signal(condition)
+        let hook = postHook
+        pthread_mutex_unlock(mutex)
+        hook?()
+        return true
+    }
+
+    /// Calls `hook` after every post from now on (nil: no longer), on the posting thread and
+    /// outside the inbox's lock.
+    public func tellPosts(_ hook: (@Sendable () -> Void)?) {
+        pthread_mutex_lock(mutex)
+        postHook = hook
         pthread_mutex_unlock(mutex)
     }
 
@@ -64,7 +91,9 @@ public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @uncheck
         }
         items.append(element)
         pthread_cond_signal(condition)
+        let hook = postHook
         pthread_mutex_unlock(mutex)
+        hook?()
     }
 
     /// Inputs waiting.
@@ -79,9 +108,31 @@ public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @uncheck
     public func next(until deadline: SessionInstant?) -> Element? {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
+        guard awaitInputLocked(until: deadline) else { return nil }
+        return popLocked()
+    }
+
+    /// The oldest input, or nil at once when none waits.
+    public func poll() -> Element? {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        if consumer == nil { consumer = pthread_self() }
+        return popLocked()
+    }
+
+    /// Waits until an input is queued (true) or `deadline` comes first (false; never, when nil),
+    /// taking nothing.
+    @discardableResult
+    public func waitForInput(until deadline: SessionInstant?) -> Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return awaitInputLocked(until: deadline)
+    }
+
+    private func awaitInputLocked(until deadline: SessionInstant?) -> Bool {
         if consumer == nil { consumer = pthread_self() }
         while items.isEmpty {
-            if let deadline, clock.now >= deadline { return nil }
+            if let deadline, clock.now >= deadline { return false }
             waiting = true
             waitingUntil = deadline
             moved = false
@@ -93,6 +144,10 @@ public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @uncheck
             }
             waiting = false
         }
+        return true
+    }
+
+    private func popLocked() -> Element? {
         guard let element = items.popFirst() else { return nil }
         pthread_cond_broadcast(room)
         return element
