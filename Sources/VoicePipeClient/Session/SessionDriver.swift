@@ -188,6 +188,8 @@ public final class SessionDriver: @unchecked Sendable {
     private let deviceFrames = DeviceFrameCounters()
 
     private var machine: SessionMachine
+    /// The machine's status after the last event (read once per event, not at every look).
+    private var status: SessionMachine.Status
     private var phase = Phase.notStarted
     private var startedAt = SessionInstant(sinceOrigin: .zero)
     private var tickAt: SessionInstant?
@@ -239,6 +241,7 @@ public final class SessionDriver: @unchecked Sendable {
         // A file never hears the reply: its turns are the audio's alone, at any pace.
         if case .file = capture { session.captureHearsReplies = false }
         machine = SessionMachine(configuration: session)
+        status = machine.status
         snapshots = SnapshotExchange(machine)
         inbox = SessionInbox(clock: clock)
     }
@@ -379,7 +382,7 @@ public final class SessionDriver: @unchecked Sendable {
     }
 
     private var isFinished: Bool {
-        switch peek({ $0.state }) {
+        switch status.state {
         case .disconnected, .error: true
         default: false
         }
@@ -387,20 +390,13 @@ public final class SessionDriver: @unchecked Sendable {
 
     /// Capture runs while the session is live, and goes on while it reconnects (the machine holds the frames).
     private var isCapturing: Bool {
-        guard !captureDone else { return false }
-        return peek { machine in
-            guard !machine.isEnding else { return false }
-            switch machine.state {
-            case .ready, .talking, .thinking, .speaking: return true
-            case .connecting: return machine.isReconnecting && captureStartedAt != nil
-            default: return false
-            }
+        guard !captureDone, !status.isEnding else { return false }
+        switch status.state {
+        case .ready, .talking, .thinking, .speaking: return true
+        case .connecting: return status.isReconnecting && captureStartedAt != nil
+        default: return false
         }
     }
-
-    /// Reads the machine in place: a getter called on the stored property itself copies the
-    /// whole machine first (its retains and bytes were a tenth of a session's CPU).
-    private func peek<Value>(_ read: (inout SessionMachine) -> Value) -> Value { read(&machine) }
 
     private var fileSource: FileCaptureSource? {
         if case .file(let source, _) = capture { return source }
@@ -453,7 +449,7 @@ public final class SessionDriver: @unchecked Sendable {
     }
 
     /// Bytes sent and not yet written; while a rotation opens or the session reconnects, the file waits for it.
-    private var waitingBytes: Int { incoming == nil && !peek { $0.isReconnecting } ? transport.backlogBytes : Int.max }
+    private var waitingBytes: Int { incoming == nil && !status.isReconnecting ? transport.backlogBytes : Int.max }
 
     private func takeFileFrame(at now: SessionInstant) {
         guard let source = fileSource else { return }
@@ -672,6 +668,7 @@ public final class SessionDriver: @unchecked Sendable {
             perform(pendingActions.removeFirst())
         }
         applying = false
+        status = machine.status
     }
 
     private func perform(_ action: SessionAction) {

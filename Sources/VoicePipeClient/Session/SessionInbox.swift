@@ -56,6 +56,19 @@ public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @uncheck
         hook?()
     }
 
+    /// Queues `element`, waking the consumer only when it waits for nothing sooner than
+    /// `latest`: one about to wake by then finds it at that wake (a loop serving many sessions
+    /// takes the inputs of all of them at its next wake, instead of waking for each).
+    public func post(_ element: Element, wakingOnlyAfter latest: SessionInstant) {
+        pthread_mutex_lock(mutex)
+        items.append(element)
+        let wakesInTime = waiting && !moved && (waitingUntil.map { $0 <= latest } ?? false)
+        if !wakesInTime { pthread_cond_signal(condition) }
+        let hook = postHook
+        pthread_mutex_unlock(mutex)
+        hook?()
+    }
+
     /// Queues `element` unless the consumer has retired (false: it never will take it).
     public func offer(_ element: Element) -> Bool {
         pthread_mutex_lock(mutex)

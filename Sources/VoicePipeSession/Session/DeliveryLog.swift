@@ -21,8 +21,13 @@ struct DeliveryLog: Sendable {
 
     /// `audio.chunk` messages the transports took and did not hand back, over the session.
     private(set) var written = 0
-    /// The newest written, oldest first, up to the sample limit (keep-alives count no samples).
-    private(set) var recent: [Written] = []
+    /// The newest written, oldest first, up to the sample limit (keep-alives count no samples):
+    /// `kept[oldest...]`. The oldest leaves by moving the index, not the elements (shifting a
+    /// second's worth of frames after every frame was a session's largest copy); the array is
+    /// compacted once the gap is as long as what it keeps.
+    private var kept: [Written] = []
+    private var oldest = 0
+    var recent: ArraySlice<Written> { kept[oldest...] }
     private var recentSamples = 0
     /// The length of the last frame that fell out of ``recent``: unread frames older than that
     /// are counted at it (a capture's frames are all of one length but the last).
@@ -38,19 +43,26 @@ struct DeliveryLog: Sendable {
     mutating func recordFrame(_ frame: AudioFrame, limit: Int) {
         written += 1
         guard keeps else { return }
-        recent.append(.frame(frame))
+        kept.append(.frame(frame))
         recentSamples += frame.samples.count
-        while recentSamples > limit, !recent.isEmpty {
-            if case .frame(let oldest) = recent.removeFirst() {
-                recentSamples -= oldest.samples.count
-                evictedFrameSamples = oldest.samples.count
+        while recentSamples > limit, oldest < kept.count {
+            if case .frame(let evicted) = kept[oldest] {
+                recentSamples -= evicted.samples.count
+                evictedFrameSamples = evicted.samples.count
             }
+            // The slot lets go of its samples now, not at the next compaction.
+            kept[oldest] = .keepAlive
+            oldest += 1
+        }
+        if oldest >= 64, oldest * 2 >= kept.count {
+            kept.removeFirst(oldest)
+            oldest = 0
         }
     }
 
     mutating func recordKeepAlive() {
         written += 1
-        if keeps { recent.append(.keepAlive) }
+        if keeps { kept.append(.keepAlive) }
     }
 
     /// A transport handed these frames back unwritten (the newest it took; after a rotation the
@@ -59,7 +71,7 @@ struct DeliveryLog: Sendable {
         written -= frames.count
         for frame in frames.reversed() {
             guard let index = recent.lastIndex(where: { if case .frame(let kept) = $0 { kept == frame } else { false } }) else { continue }
-            recent.remove(at: index)
+            kept.remove(at: index)
             recentSamples -= frame.samples.count
         }
     }
@@ -67,7 +79,7 @@ struct DeliveryLog: Sendable {
     /// A keep-alive silence the transport refused.
     mutating func forgetKeepAlive() {
         written -= 1
-        if let index = recent.lastIndex(where: { if case .keepAlive = $0 { true } else { false } }) { recent.remove(at: index) }
+        if let index = recent.lastIndex(where: { if case .keepAlive = $0 { true } else { false } }) { kept.remove(at: index) }
     }
 
     /// The runtime read `read` of the `audio.chunk` messages written: the rest are taken back
@@ -76,18 +88,18 @@ struct DeliveryLog: Sendable {
     mutating func takeUnread(runtimeRead read: Int) -> (frames: [AudioFrame], tooOld: Int, tooOldSamples: Int) {
         let unread = max(0, written - read)
         written -= unread
-        let kept = min(unread, recent.count)
-        let taken = recent.suffix(kept)
-        recent.removeLast(kept)
-        let frames = taken.compactMap { written -> AudioFrame? in if case .frame(let frame) = written { frame } else { nil } }
+        let resent = min(unread, recent.count)
+        let frames = recent.suffix(resent).compactMap { written -> AudioFrame? in if case .frame(let frame) = written { frame } else { nil } }
+        kept.removeLast(resent)
         recentSamples -= frames.reduce(0) { $0 + $1.samples.count }
-        return (frames, unread - kept, (unread - kept) * evictedFrameSamples)
+        return (frames, unread - resent, (unread - resent) * evictedFrameSamples)
     }
 
     /// The runtime does not confirm: nothing more is kept.
     mutating func runtimeDoesNotConfirm() {
         runtimeConfirms = false
-        recent = []
+        kept = []
+        oldest = 0
         recentSamples = 0
     }
 }

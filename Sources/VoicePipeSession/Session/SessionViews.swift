@@ -11,6 +11,26 @@ extension SessionMachine {
         }
     }
 
+    /// What a driver asks after every event, read in one pass: the state, whether `session.end`
+    /// went out, whether the session is reconnecting. (`state`, `isEnding` and `isReconnecting`
+    /// each copy the live connection to look into it; three copies per look were a large part
+    /// of a session's CPU.)
+    public struct Status: Sendable, Hashable {
+        public let state: SessionState
+        public let isEnding: Bool
+        public let isReconnecting: Bool
+    }
+
+    /// ``Status`` as of now.
+    public var status: Status {
+        switch current {
+        case .disconnected, .modifying: Status(state: .disconnected, isEnding: false, isReconnecting: false)
+        case .connecting(_, let reconnection): Status(state: .connecting, isEnding: false, isReconnecting: reconnection != nil)
+        case .live(let live, let phase): Status(state: phase.state, isEnding: live.isEnding, isReconnecting: false)
+        case .error(let failure, _): Status(state: .error(failure), isEnding: false, isReconnecting: false)
+        }
+    }
+
     /// True while waiting for the reply to the user's turn.
     public var isThinking: Bool { state == .thinking }
 
