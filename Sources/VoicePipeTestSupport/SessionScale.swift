@@ -11,9 +11,9 @@ import VoicePipeSession
 ///
 /// ```
 ///  one WAV ─▶ N × (FileCaptureSource ─▶ SessionDriver, real-time pace, a thread each "vp-scale-client")
-///                                          │ InMemoryTransport
+///                                          │ InMemoryTransport                  (or all on SessionLoops)
 ///                                          ▼
-///              EmbeddedRuntime (paced replies, a thread per session "vp-runtime")
+///              EmbeddedRuntime (paced replies, a thread per session "vp-runtime") (or all on one loop)
 /// ```
 ///
 /// Each session's frames are due at their audio time (the session's capture start plus the
@@ -32,9 +32,11 @@ public struct SessionScaleRun: Sendable {
 
     /// How the client's sessions get a thread.
     public enum Threading: Sendable, Hashable, CustomStringConvertible {
-        /// Each session's driver runs on a thread of its own (``SessionDriver/run()``).
+        /// Each session's driver runs on a thread of its own (``SessionDriver/run()``), and so
+        /// does each session the runtime serves.
         case threadPerSession
-        /// The sessions are shared round robin among this many ``SessionLoop``s, a thread each.
+        /// The client's sessions are shared round robin among this many ``SessionLoop``s, a
+        /// thread each; the runtime serves its sessions on one loop of its own.
         case loops(Int)
 
         public var description: String {
@@ -66,6 +68,9 @@ public struct SessionScaleRun: Sendable {
 
     /// The name of each client thread (a session's, or a loop's).
     public static let clientThreadName = "vp-scale-client"
+    /// The name of each thread of the run's runtime (a session's, or its loop's): its own, so
+    /// that other runtimes in the process (other tests') are not counted.
+    public static let runtimeThreadName = "vp-scale-rt"
 
     /// Runs the sessions to their end; throws only when the run cannot be set up.
     /// - Throws: ``SessionScaleError`` for no session or no audio; file errors for the input.
@@ -78,7 +83,12 @@ public struct SessionScaleRun: Sendable {
         case .speech: _ = try LoadAudio.write(path: path, seconds: seconds)
         case .idle: try Self.writeRoomNoise(path: path, seconds: seconds)
         }
-        let runtime = EmbeddedRuntime()
+        let runtimeLoop: SessionLoop? = if case .loops = threading { SessionLoop(threadName: Self.runtimeThreadName) } else { nil }
+        defer { runtimeLoop?.close() }
+        // Idle sessions never start a turn: the runtime lets go of their room noise after a second
+        // (instead of holding up to 300 s of it), so that the memory measured is the sessions'.
+        let options = input == .idle ? EmbeddedRuntimeOptions(maxTurnAudio: .seconds(1)) : EmbeddedRuntimeOptions()
+        let runtime = runtimeLoop.map { EmbeddedRuntime(options: options, loop: $0) } ?? EmbeddedRuntime(options: options, threadName: Self.runtimeThreadName)
         let residentBefore = ResidentMemory.bytes() ?? 0
         let records = (0..<sessions).map { _ in SessionRecord() }
         let running = DispatchGroup()
@@ -91,6 +101,7 @@ public struct SessionScaleRun: Sendable {
         }
         defer { for loop in loops { loop.close() } }
         let firstStart = ContinuousClock.now
+        var drivers: [SessionDriver] = []
         for (index, record) in records.enumerated() {
             let reader = try AudioFileReader(path: path)
             let capture = try FileCaptureSource(reader: reader, converter: CaptureConverter(input: reader.format))
@@ -99,6 +110,7 @@ public struct SessionScaleRun: Sendable {
                                        transport: runtime.connect(), clock: loop?.clock ?? MonotonicSessionClock(),
                                        capture: .file(capture, pacing: .realTime),
                                        output: DiscardedReplyOutput()) { event, instant in record.observe(event, at: instant) }
+            drivers.append(driver)
             running.enter()
             if let loop {
                 try loop.add(driver) { report in
@@ -118,23 +130,26 @@ public struct SessionScaleRun: Sendable {
         let lastStart = ContinuousClock.now
         let windowStart = lastStart + .milliseconds(500)
         let windowEnd = firstStart + .seconds(seconds) - .milliseconds(500)
-        var window: (cpu: [String: Double], resident: Int, seconds: Double)?
+        var window: (cpu: [String: Double], resident: Int, held: Int, seconds: Double)?
         if windowEnd > windowStart + .milliseconds(500) {
             Thread.sleep(until: Date(timeIntervalSinceNow: (windowStart - .now).seconds))
-            let before = ThreadCPU.byName()
+            let before = ThreadCPU.byThread()
             let opened = ContinuousClock.now
             Thread.sleep(until: Date(timeIntervalSinceNow: (windowEnd - .now).seconds))
-            let after = ThreadCPU.byName()
+            let after = ThreadCPU.byThread()
             let resident = ResidentMemory.bytes() ?? 0
             let length = (ContinuousClock.now - opened).seconds
-            window = (after.merging(before.mapValues { -$0 }, uniquingKeysWith: +), resident, length)
+            // The audio held then: each client's kept for resending, the runtime's turns in progress.
+            let clientHeld = drivers.reduce(0) { $0 + $1.snapshot.samplesKeptForResending * MemoryLayout<Int16>.size }
+            let runtimeHeld = runtime.traffic.reduce(0) { $0 + $1.audioHeldBytes }
+            window = (ThreadCPU.spent(from: before, to: after), resident, clientHeld + runtimeHeld, length)
         }
         running.wait()
         _ = runtime.blockUntilFinished(timeout: .seconds(30))
         return SessionScaleReport(sessions: sessions, seconds: seconds, input: input, threading: threading, records: records.map { $0.snapshot },
                                   windowSeconds: window?.seconds, clientCPUSeconds: window?.cpu[Self.clientThreadName],
-                                  runtimeCPUSeconds: window?.cpu[EmbeddedRuntime.threadName],
-                                  residentBefore: residentBefore, residentInWindow: window?.resident)
+                                  runtimeCPUSeconds: window?.cpu[Self.runtimeThreadName],
+                                  residentBefore: residentBefore, residentInWindow: window?.resident, heldAudioInWindow: window?.held)
     }
 
     /// Room noise around −66 dBFS, below the voice gate: a microphone in a quiet room.
@@ -220,6 +235,9 @@ public struct SessionScaleReport: Sendable {
     public let runtimeCPUSeconds: Double?
     public let residentBefore: Int
     public let residentInWindow: Int?
+    /// Bytes of audio held at the window's end: what the clients keep to send again after a
+    /// drop (up to the reconnection hold limit) and the runtime's turns in progress.
+    public let heldAudioInWindow: Int?
 
     /// Frames every session sent, and lost.
     public var framesSent: Int { records.reduce(0) { $0 + $1.framesSent } }
@@ -252,6 +270,12 @@ public struct SessionScaleReport: Sendable {
     public var residentPerSession: Int? {
         residentInWindow.map { ($0 - residentBefore) / sessions }
     }
+
+    /// Resident memory per session beyond the audio the sessions hold: what a session costs in itself.
+    public var residentPerSessionBeyondHeldAudio: Int? {
+        guard let residentInWindow, let heldAudioInWindow else { return nil }
+        return (residentInWindow - residentBefore - heldAudioInWindow) / sessions
+    }
 }
 
 /// CPU time of this process's threads, summed by thread name (Linux).
@@ -261,18 +285,31 @@ public struct SessionScaleReport: Sendable {
 /// read as none. The clock of thread `tid` is the kernel's `(~tid << 3) | 6` (per thread,
 /// scheduler time), the id glibc's `pthread_getcpuclockid` returns.
 public enum ThreadCPU {
-    /// Seconds of CPU by thread name, for the threads alive now.
-    public static func byName() -> [String: Double] {
-        var totals: [String: Double] = [:]
-        guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return totals }
+    /// Each thread alive now: its name and seconds of CPU, by thread id.
+    public static func byThread() -> [Int32: (name: String, seconds: Double)] {
+        var threads: [Int32: (name: String, seconds: Double)] = [:]
+        guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") else { return threads }
         for task in tasks {
             guard let tid = Int32(task),
                   let comm = try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8) else { continue }
             var time = timespec()
             guard clock_gettime(clockid_t((~tid) << 3 | 6), &time) == 0 else { continue }
-            let name = comm.trimmingCharacters(in: .newlines)
-            totals[name, default: 0] += Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+            threads[tid] = (comm.trimmingCharacters(in: .newlines), Double(time.tv_sec) + Double(time.tv_nsec) / 1e9)
         }
-        return totals
+        return threads
+    }
+
+    /// Seconds of CPU by thread name, for the threads alive now.
+    public static func byName() -> [String: Double] {
+        byThread().values.reduce(into: [:]) { $0[$1.name, default: 0] += $1.seconds }
+    }
+
+    /// CPU spent between two readings by name, over the threads alive at both (one that ended
+    /// between them, another test's, cannot make a total go down).
+    public static func spent(from before: [Int32: (name: String, seconds: Double)], to after: [Int32: (name: String, seconds: Double)]) -> [String: Double] {
+        after.reduce(into: [:]) { totals, thread in
+            guard let earlier = before[thread.key], earlier.name == thread.value.name else { return }
+            totals[thread.value.name, default: 0] += thread.value.seconds - earlier.seconds
+        }
     }
 }

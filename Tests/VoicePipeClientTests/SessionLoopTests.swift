@@ -11,13 +11,16 @@ import VoicePipeTestSupport
 /// from other threads as one on a thread of its own.
 @Suite(.serialized) struct SessionLoopTests {
     /// Twelve real-time sessions, each with audio of its own, on one loop against one embedded
-    /// runtime: the runtime's count of each session (found by its id) is that session's audio.
-    @Test func twelveRealTimeSessionsOnOneLoopEachDeliverTheirOwnAudioWholeAndNeverEarly() throws {
+    /// runtime (a thread per session, or all its sessions on a loop of its own): the runtime's
+    /// count of each session (found by its id) is that session's audio.
+    @Test(arguments: [false, true])
+    func twelveRealTimeSessionsOnOneLoopEachDeliverTheirOwnAudioWholeAndNeverEarly(runtimeOnALoop: Bool) throws {
         let directory = try TemporaryDirectory()
         let count = 12
         let loop = SessionLoop()
-        defer { loop.close() }
-        let runtime = EmbeddedRuntime()
+        let runtimeLoop = SessionLoop(threadName: "vp-test-runtime")
+        defer { loop.close(); runtimeLoop.close() }
+        let runtime = runtimeOnALoop ? EmbeddedRuntime(loop: runtimeLoop) : EmbeddedRuntime()
         var generated: [String: AudioTally] = [:]
         let reports = Guarded<[String: SessionReport]>([:])
         let timings = Guarded<[String: (taken: Int, early: Int)]>([:])

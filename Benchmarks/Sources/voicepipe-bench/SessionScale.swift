@@ -23,8 +23,12 @@ struct SessionScaleRow: Codable {
     /// client's driver threads, and the embedded runtime's threads apart.
     var clientCPUMsPerSessionSecond: Double?
     var runtimeCPUMsPerSessionSecond: Double?
-    /// Resident memory per running session (runtime included), KiB.
+    /// Resident memory per running session (runtime included), KiB; and that beyond the audio
+    /// the sessions hold (clients' kept for resending, the runtime's turns in progress).
     var residentKiBPerSession: Double?
+    var residentKiBPerSessionBeyondHeldAudio: Double?
+    /// The audio held, per session, KiB.
+    var heldAudioKiBPerSession: Double?
     var windowSeconds: Double?
 }
 
@@ -76,7 +80,9 @@ enum SessionScaleBenchmark {
             latenessMaxMs: ms(lateness.last), framesOver5Ms: lateness.filter { $0 > .milliseconds(5) }.count,
             clientCPUMsPerSessionSecond: report.clientCPUPerSessionSecond.map { $0 * 1000 },
             runtimeCPUMsPerSessionSecond: report.runtimeCPUPerSessionSecond.map { $0 * 1000 },
-            residentKiBPerSession: report.residentPerSession.map { Double($0) / 1024 }, windowSeconds: report.windowSeconds)
+            residentKiBPerSession: report.residentPerSession.map { Double($0) / 1024 },
+            residentKiBPerSessionBeyondHeldAudio: report.residentPerSessionBeyondHeldAudio.map { Double($0) / 1024 },
+            heldAudioKiBPerSession: report.heldAudioInWindow.map { Double($0) / 1024 / Double(report.sessions) }, windowSeconds: report.windowSeconds)
     }
 
     static func table(_ rows: [SessionScaleRow], _ out: inout String) {
@@ -84,15 +90,15 @@ enum SessionScaleBenchmark {
         func figure(_ value: Double?, _ digits: Int = 2) -> String { value.map { Format.fixed($0, digits) } ?? "–" }
         line("## 7. Sessions at scale")
         line()
-        line("N sessions in this process, each a `SessionDriver` on a thread of its own sending a 16 kHz file at real-time pace (a frame every 32 ms) to one `EmbeddedRuntime` (paced replies; a thread per session), replies decoded and discarded. **speech**: `LoadAudio` bursts (turns, replies, interruptions); **idle**: room noise (no turn). **late** = when the transport took a frame minus its audio time; **CPU** = the threads' own clocks over a window in which every session runs, per second of one session's audio, client and runtime apart; **memory** = resident set in that window minus before the first session, per session (runtime included).")
+        line("N sessions in this process, each a `SessionDriver` on a thread of its own sending a 16 kHz file at real-time pace (a frame every 32 ms) to one `EmbeddedRuntime` (paced replies; a thread per session), replies decoded and discarded. **speech**: `LoadAudio` bursts (turns, replies, interruptions); **idle**: room noise (no turn). **late** = when the transport took a frame minus its audio time; **CPU** = the threads' own clocks over a window in which every session runs, per second of one session's audio, client and runtime apart; **memory** = resident set in that window minus before the first session, per session (runtime included), and that minus the audio the sessions hold at the window's end (each client's kept for resending after a drop, up to the 5 s hold limit; the runtime's turns in progress). **-loop** rows: the client's sessions on one `SessionLoop` thread and the runtime's on another, instead of a thread per session each.")
         line()
-        line("| row | frames sent | lost | failed | late: median | p99 | max | > 5 ms | client CPU (ms per session-s) | runtime CPU (ms per session-s) | memory per session |")
-        line("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        line("| row | frames sent | lost | failed | late: median | p99 | max | > 5 ms | client CPU (ms per session-s) | runtime CPU (ms per session-s) | memory per session | audio held per session | beyond held audio |")
+        line("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for row in rows {
             let over = row.framesSent > 0 ? " (\(Format.fixed(100 * Double(row.framesOver5Ms) / Double(row.framesSent), 2)) %)" : ""
             line("| \(row.name) | \(row.framesSent) | \(row.framesLost) | \(row.failedSessions) | \(figure(row.latenessMedianMs)) ms | \(figure(row.latenessP99Ms)) ms | "
                 + "\(figure(row.latenessMaxMs)) ms | \(row.framesOver5Ms)\(over) | \(figure(row.clientCPUMsPerSessionSecond, 3)) | \(figure(row.runtimeCPUMsPerSessionSecond, 3)) | "
-                + "\(figure(row.residentKiBPerSession, 0)) KiB |")
+                + "\(figure(row.residentKiBPerSession, 0)) KiB | \(figure(row.heldAudioKiBPerSession, 0)) KiB | \(figure(row.residentKiBPerSessionBeyondHeldAudio, 0)) KiB |")
         }
         line()
     }

@@ -21,7 +21,8 @@ import VoicePipeSession
 /// Each ``connect(backlogLimit:)`` starts one session: a thread that owns an
 /// ``EmbeddedRuntimeCore`` and waits on a ``SessionInbox`` until the next input or the core's
 /// next deadline on the ``SessionClock`` (the real one, or a manual one in tests, which wakes
-/// the thread when it moves). The session ends when either end closes.
+/// the thread when it moves); or, with ``init(options:loop:)``, a session stepped on a
+/// ``SessionLoop``'s thread with all the others. The session ends when either end closes.
 public final class EmbeddedRuntime: Sendable {
     /// What every session this runtime serves is given.
     public let options: EmbeddedRuntimeOptions
@@ -30,13 +31,33 @@ public final class EmbeddedRuntime: Sendable {
     /// Each session's counts, kept after it finished.
     private let trafficRecords = Guarded<[TrafficRecord]>([])
     private let running = DispatchGroup()
+    /// Serves every session on its thread, when given (else each session gets a thread).
+    private let loop: SessionLoop?
+
+    /// The name its session threads get.
+    private let sessionThreadName: String
 
     /// - Parameters:
     ///   - options: how the runtime listens, answers and (for tests) misbehaves.
     ///   - clock: where time comes from; the host's monotonic clock by default.
-    public init(options: EmbeddedRuntimeOptions = EmbeddedRuntimeOptions(), clock: any SessionClock = MonotonicSessionClock()) {
+    ///   - threadName: each session thread's name, for profilers and thread clocks.
+    public init(options: EmbeddedRuntimeOptions = EmbeddedRuntimeOptions(), clock: any SessionClock = MonotonicSessionClock(),
+                threadName: String = EmbeddedRuntime.threadName) {
         self.options = options
         self.clock = clock
+        loop = nil
+        sessionThreadName = threadName
+    }
+
+    /// A runtime that serves all its sessions on `loop`'s thread, on the loop's clock, instead
+    /// of a thread each: hundreds of sessions without hundreds of threads waking for every
+    /// frame. Its replies are paced to within the loop's coalescing time. Once the loop is
+    /// closed, new sessions get a thread of their own.
+    public init(options: EmbeddedRuntimeOptions = EmbeddedRuntimeOptions(), loop: SessionLoop) {
+        self.options = options
+        self.clock = loop.clock
+        self.loop = loop
+        sessionThreadName = Self.threadName
     }
 
     /// Starts serving a new session and returns the client's end of its transport; the client
@@ -45,20 +66,31 @@ public final class EmbeddedRuntime: Sendable {
     /// - Parameter backlogLimit: bytes each direction holds unread before `send` refuses.
     public func connect(backlogLimit: Int = 4 << 20) -> InMemoryTransport {
         let (client, runtimeEnd) = InMemoryTransport.pair(backlogLimit: backlogLimit)
-        let connection = Connection(transport: runtimeEnd, clock: clock)
+        let connection = Connection(transport: runtimeEnd, clock: clock, options: options)
         connections.withLock { connections in
             connections.removeAll(where: \.isFinished)
             connections.append(connection)
         }
         trafficRecords.withLock { $0.append(connection.traffic) }
         running.enter()
-        let options = options
-        let running = running
+        let (running, threadName) = (running, sessionThreadName)
         runtimeEnd.receive { event in connection.inbox.post(.event(event)) }
+        if let loop {
+            do {
+                try loop.add(step: { limit in
+                    let step = connection.step(inputLimit: limit)
+                    if case .finished = step { running.leave() }
+                    return step
+                }, tellInputs: connection.inbox.tellPosts)
+                return client
+            } catch {
+                // A closed loop: the session gets a thread of its own, as without one.
+            }
+        }
         Thread.detachNewThread {
             // Named for whoever reads this process's threads (a profiler, the scale benchmark).
-            nameCurrentThread(Self.threadName)
-            connection.serve(options: options)
+            nameCurrentThread(threadName)
+            connection.serve()
             running.leave()
         }
         return client
@@ -114,7 +146,9 @@ public final class EmbeddedRuntime: Sendable {
 }
 
 /// One served session: the runtime end, its inbox, and the serving loop.
-private final class Connection: Sendable {
+private final class Connection: @unchecked Sendable {
+    // Safety: `core`, `receivingPaused` and `stalledOnPurpose` are used only by the one thread
+    // that steps the session at a time (its own, or a loop's); the rest is immutable or synchronised.
     enum Input: Sendable {
         case event(TransportEvent)
         case stop
@@ -134,11 +168,18 @@ private final class Connection: Sendable {
     let inbox: SessionInbox<Input>
     let finished = Atomic<Bool>(false)
     let traffic = TrafficRecord()
+    private var core: EmbeddedRuntimeCore
+    /// Flow control, decided by the serving thread alone: paused while the inbox is above the
+    /// high water, resumed at the low water. Without it a client faster than the runtime would
+    /// queue its whole input here.
+    private var receivingPaused = false
+    private var stalledOnPurpose = false
 
-    init(transport: InMemoryTransport, clock: any SessionClock) {
+    init(transport: InMemoryTransport, clock: any SessionClock, options: EmbeddedRuntimeOptions) {
         self.transport = transport
         self.clock = clock
         inbox = SessionInbox(clock: clock)
+        core = EmbeddedRuntimeCore(options: options)
     }
 
     var isFinished: Bool { finished.load(ordering: .acquiring) }
@@ -156,14 +197,21 @@ private final class Connection: Sendable {
         }
     }
 
-    /// The serving loop: carry out what is due, then wait for an input or the next deadline.
-    func serve(options: EmbeddedRuntimeOptions) {
-        var core = EmbeddedRuntimeCore(options: options)
-        // Flow control, decided on this thread alone: paused while the inbox is above the high
-        // water, resumed at the low water. Without it a client faster than the runtime would queue
-        // its whole input here.
-        var receivingPaused = false
-        var stalledOnPurpose = false
+    /// Serves the session on the calling thread until it ends.
+    func serve() {
+        while true {
+            switch step(inputLimit: .max) {
+            case .finished: return
+            case .waitUntil(let deadline): inbox.waitForInput(until: deadline)
+            }
+        }
+    }
+
+    /// Carries out what is due, then takes what waits in the inbox, up to `inputLimit` inputs,
+    /// never blocking: the caller waits as the result says (``serve()`` on a thread of its own,
+    /// or a ``SessionLoop`` serving many sessions).
+    func step(inputLimit: Int) -> LoopStep {
+        var handled = 0
         serving: while !core.isFinished {
             let waiting = inbox.count
             if !receivingPaused, !stalledOnPurpose, waiting > Self.inboxHighWater {
@@ -200,23 +248,29 @@ private final class Connection: Sendable {
                 if core.isFinished { break serving }
             }
             // After a full burst, only look at the inbox; otherwise wait for the core's deadline.
-            let deadline = carriedOut == Self.actionsPerTurnOfTheLoop ? SessionInstant.origin : core.nextDeadline
-            guard let input = inbox.next(until: deadline) else { continue }
+            guard let input = inbox.poll() else {
+                if carriedOut == Self.actionsPerTurnOfTheLoop { continue }
+                if let deadline = core.nextDeadline, deadline <= clock.now { continue }
+                return .waitUntil(core.nextDeadline)
+            }
             switch input {
             case .event(let event):
                 core.receive(event, at: clock.now)
-                let (audio, turns, sessionId) = (core.audioReceived, core.turns, core.sessionId)
-                traffic.counts.withLock { $0.audioReceived = audio; $0.turns = turns; $0.sessionId = sessionId }
+                let (audio, turns, sessionId, held) = (core.audioReceived, core.turns, core.sessionId, core.turnAudioHeldBytes)
+                traffic.counts.withLock { $0.audioReceived = audio; $0.turns = turns; $0.sessionId = sessionId; $0.audioHeldBytes = held }
             case .stop:
                 transport.close()
                 break serving
             }
+            handled += 1
+            if handled >= inputLimit { return .waitUntil(clock.now) }
         }
         finished.store(true, ordering: .releasing)
         inbox.retire()
         // Events held back while paused (the close among them) go to the retired inbox, after
         // which the transport lets go of its handler, and with it of this connection.
         transport.resumeReceiving()
+        return .finished
     }
 }
 
@@ -233,6 +287,8 @@ public struct EmbeddedRuntimeTraffic: Sendable, Hashable {
     public var interruptionsSent = 0
     /// Turns ended, voice and typed.
     public var turns = 0
+    /// Bytes of the client's audio held for the turn in progress, as of the last event.
+    public var audioHeldBytes = 0
 
     public init() {}
 }

@@ -5,7 +5,8 @@ import VoicePipeSession
 /// Many sessions served by one thread: each ``SessionDriver`` is stepped when an input is posted
 /// to it or its next deadline comes, instead of blocking a thread of its own. Waking one thread
 /// per session for every 32 ms frame made thread switches the largest cost of a session; here a
-/// wake serves every session whose deadline came within ``coalescing`` of the first.
+/// wake serves every session whose deadline came within ``coalescing`` of the first, and an
+/// input (a runtime's message) wakes the loop only when it would not wake within that time anyway.
 ///
 /// ```
 ///  driver inputs (transport, typed text, …) ──▶ "ready: 7" ─┐
@@ -26,19 +27,20 @@ public final class SessionLoop: @unchecked Sendable {
         case close
     }
 
+    /// One session served: how to step it and how it says an input came.
     private final class Entry: @unchecked Sendable {
         // Safety: `due` is used only on the loop's thread; the rest is immutable or atomic.
         let number: Int
-        let driver: SessionDriver
-        let finished: @Sendable (SessionReport) -> Void
+        let step: (Int) -> LoopStep
+        let tellInputs: ((@Sendable () -> Void)?) -> Void
         /// A `ready` signal is on its way: further inputs need not send another.
         let signalled = Atomic<Bool>(false)
         var due: SessionInstant?
 
-        init(number: Int, driver: SessionDriver, finished: @escaping @Sendable (SessionReport) -> Void) {
+        init(number: Int, step: @escaping (Int) -> LoopStep, tellInputs: @escaping ((@Sendable () -> Void)?) -> Void) {
             self.number = number
-            self.driver = driver
-            self.finished = finished
+            self.step = step
+            self.tellInputs = tellInputs
         }
     }
 
@@ -74,8 +76,23 @@ public final class SessionLoop: @unchecked Sendable {
     ///   ``SessionLoopError/closed`` after ``close()``.
     public func add(_ driver: SessionDriver, finished: @escaping @Sendable (SessionReport) -> Void) throws(SessionLoopError) {
         guard driver.clock === clock else { throw .otherClock }
+        try add(step: { limit in
+            switch driver.step(inputLimit: limit) {
+            case .waitUntil(let deadline):
+                return .waitUntil(deadline)
+            case .finished(let report):
+                finished(report)
+                return .finished
+            }
+        }, tellInputs: driver.tellInputs)
+    }
+
+    /// Serves anything stepped as a session is (the embedded runtime's connections): `step`
+    /// never blocks and says what it waits for; `tellInputs` installs the hook its inbox calls
+    /// after each post (and removes it with nil). Both run on the loop's thread.
+    func add(step: @escaping (Int) -> LoopStep, tellInputs: @escaping ((@Sendable () -> Void)?) -> Void) throws(SessionLoopError) {
         guard !closed.load(ordering: .acquiring) else { throw .closed }
-        let entry = Entry(number: nextNumber.add(1, ordering: .relaxed).newValue, driver: driver, finished: finished)
+        let entry = Entry(number: nextNumber.add(1, ordering: .relaxed).newValue, step: step, tellInputs: tellInputs)
         guard signals.offer(.add(entry)) else { throw .closed }
     }
 
@@ -109,9 +126,11 @@ public final class SessionLoop: @unchecked Sendable {
         switch signal {
         case .add(let entry):
             entries[entry.number] = entry
-            let (signals, number) = (self.signals, entry.number)
-            entry.driver.tellInputs { [entry] in
-                if !entry.signalled.exchange(true, ordering: .acquiringAndReleasing) { signals.post(.ready(number)) }
+            let (signals, number, clock, coalescing) = (self.signals, entry.number, self.clock, self.coalescing)
+            entry.tellInputs { [entry] in
+                // A loop that wakes within the coalescing time anyway is not woken for this.
+                guard !entry.signalled.exchange(true, ordering: .acquiringAndReleasing) else { return }
+                signals.post(.ready(number), wakingOnlyAfter: clock.now + coalescing)
             }
             step(entry)
         case .ready(let number):
@@ -125,16 +144,22 @@ public final class SessionLoop: @unchecked Sendable {
     private func step(_ entry: Entry) {
         // Cleared first: an input posted while the driver steps signals again.
         entry.signalled.store(false, ordering: .releasing)
-        switch entry.driver.step(inputLimit: inputsPerStep) {
-        case .finished(let report):
+        switch entry.step(inputsPerStep) {
+        case .finished:
             entries[entry.number] = nil
-            entry.driver.tellInputs(nil)
-            entry.finished(report)
+            entry.tellInputs(nil)
         case .waitUntil(let deadline):
             entry.due = deadline
             if let deadline { timers.insert(deadline, number: entry.number) }
         }
     }
+}
+
+/// What a session stepped on a loop waits for next.
+enum LoopStep {
+    /// An input, or the instant (nil: only an input).
+    case waitUntil(SessionInstant?)
+    case finished
 }
 
 /// Why a session could not join a ``SessionLoop``.

@@ -140,6 +140,9 @@ public struct EmbeddedRuntimeCore: ~Copyable {
     /// the runtime then did with it (a load test compares it with what the client sent).
     public var audioReceived: AudioTally { receivedAudio }
 
+    /// Bytes of client audio held for the turn in progress (it is answered when the turn ends).
+    public var turnAudioHeldBytes: Int { recorder.heldBytes }
+
     /// Turns ended so far, voice and typed.
     public var turns: Int { turnCount }
 

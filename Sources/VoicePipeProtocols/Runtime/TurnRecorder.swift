@@ -53,6 +53,9 @@ final class TurnRecorder {
     /// Audio held for the turn so far.
     var duration: Duration { earlierDuration + .samples(currentRateSamples, at: SampleRate(hertz: Double(currentRate ?? 1))) }
 
+    /// Bytes of the turn's audio held (resampled to the reply rate, as Int16).
+    var heldBytes: Int { reply.count * MemoryLayout<Int16>.size }
+
     /// True when nothing is held.
     var isEmpty: Bool { sampleCount == 0 }
 

@@ -28,7 +28,7 @@ struct DeliveryLog: Sendable {
     private var kept: [Written] = []
     private var oldest = 0
     var recent: ArraySlice<Written> { kept[oldest...] }
-    private var recentSamples = 0
+    private(set) var recentSamples = 0
     /// The length of the last frame that fell out of ``recent``: unread frames older than that
     /// are counted at it (a capture's frames are all of one length but the last).
     private var evictedFrameSamples = 0

@@ -21,6 +21,10 @@ extension SessionMachine {
         public let isReconnecting: Bool
     }
 
+    /// Samples of captured audio kept to be sent again should the connection drop unread (at
+    /// most ``ReconnectPolicy/holdLimit``'s worth): the audio a session holds.
+    public var samplesKeptForResending: Int { deliveries.recentSamples }
+
     /// ``Status`` as of now.
     public var status: Status {
         switch current {
