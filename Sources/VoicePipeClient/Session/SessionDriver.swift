@@ -207,6 +207,8 @@ public final class SessionDriver: @unchecked Sendable {
     /// The lost device's format, to say whether it came back in another.
     private var lostFormat: ValidatedFormat?
     private var fileFramesTaken = 0
+    /// When the next file frame is due, for the count of frames taken it was worked out at.
+    private var nextFileFrameAt: (taken: Int, due: SessionInstant)?
     private var captureProblems: [String] = []
     private var closeReason: TransportCloseReason?
     private var playbackError: ReplyPlayerError?
@@ -415,8 +417,12 @@ public final class SessionDriver: @unchecked Sendable {
         guard isCapturing, case .file(let source, let pacing) = capture else { return nil }
         switch pacing {
         case .realTime:
-            let start = captureStartedAt ?? clock.now
-            return start + source.frameDuration * (fileFramesTaken + 1)
+            guard let start = captureStartedAt else { return clock.now + source.frameDuration }
+            // Worked out once per frame: the loop asks for it several times per step.
+            if let cached = nextFileFrameAt, cached.taken == fileFramesTaken { return cached.due }
+            let due = start + source.frameDuration * (fileFramesTaken + 1)
+            nextFileFrameAt = (fileFramesTaken, due)
+            return due
         case .asFastAsTaken:
             let now = clock.now
             return waitingBytes < options.fastBacklogBytes ? now : now + .milliseconds(2)
