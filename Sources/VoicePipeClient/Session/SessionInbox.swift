@@ -49,11 +49,7 @@ public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @uncheck
     /// Queues `element` and wakes the consumer.
     public func post(_ element: Element) {
         pthread_mutex_lock(mutex)
-        items.append(element)
-        pthread_cond_signal(condition)
-        let hook = postHook
-        pthread_mutex_unlock(mutex)
-        hook?()
+        appendAndUnlock(element, wakingConsumer: true)
     }
 
     /// Queues `element`, waking the consumer only when it waits for nothing sooner than
@@ -61,12 +57,8 @@ public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @uncheck
     /// takes the inputs of all of them at its next wake, instead of waking for each).
     public func post(_ element: Element, wakingOnlyAfter latest: SessionInstant) {
         pthread_mutex_lock(mutex)
-        items.append(element)
         let wakesInTime = waiting && !moved && (waitingUntil.map { $0 <= latest } ?? false)
-        if !wakesInTime { pthread_cond_signal(condition) }
-        let hook = postHook
-        pthread_mutex_unlock(mutex)
-        hook?()
+        appendAndUnlock(element, wakingConsumer: !wakesInTime)
     }
 
     /// Queues `element` unless the consumer has retired (false: it never will take it).
@@ -76,11 +68,7 @@ public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @uncheck
             pthread_mutex_unlock(mutex)
             return false
         }
-        items.append(element)
-        pthread_cond_signal(condition)
-        let hook = postHook
-        pthread_mutex_unlock(mutex)
-        hook?()
+        appendAndUnlock(element, wakingConsumer: true)
         return true
     }
 
@@ -102,8 +90,14 @@ public final class SessionInbox<Element: Sendable>: SessionClockWaiter, @uncheck
         while !onConsumer, !retired, items.count > limit {
             pthread_cond_wait(room, mutex)
         }
+        appendAndUnlock(element, wakingConsumer: true)
+    }
+
+    /// With the lock held: queues `element`, wakes the consumer if asked, lets go of the lock,
+    /// then tells the post hook (outside the lock, so the hook may post elsewhere).
+    private func appendAndUnlock(_ element: Element, wakingConsumer: Bool) {
         items.append(element)
-        pthread_cond_signal(condition)
+        if wakingConsumer { pthread_cond_signal(condition) }
         let hook = postHook
         pthread_mutex_unlock(mutex)
         hook?()

@@ -70,7 +70,7 @@ struct DeliveryLog: Sendable {
     mutating func forget(_ frames: [AudioFrame]) {
         written -= frames.count
         for frame in frames.reversed() {
-            guard let index = recent.lastIndex(where: { if case .frame(let kept) = $0 { kept == frame } else { false } }) else { continue }
+            guard let index = recent.lastIndex(where: { if case .frame(let logged) = $0 { logged == frame } else { false } }) else { continue }
             kept.remove(at: index)
             recentSamples -= frame.samples.count
         }
