@@ -148,6 +148,22 @@ final class KernelBenchmark {
             }
         }
 
+        // The voice gate's speech-band filter (two Double biquads and the sum of squares) over one
+        // 32 ms capture frame, which a session runs on every frame: one sample a step, and eight
+        // a step where the CPU has AVX2 and FMA.
+        let meterFrame = UnsafeBufferPointer(rebasing: int16Capture[0..<512])
+        let high = BiquadPair.Section.butterworth(highPass: true, cutoff: 300, sampleRate: 16_000)
+        let low = BiquadPair.Section.butterworth(highPass: false, cutoff: 3_400, sampleRate: 16_000)
+        for block in [false, true] where !block || BiquadPair.blockKernelAvailable {
+            var pair = BiquadPair(high, low, usesBlockKernel: block)
+            add("kernel/speech-band/\(block ? "eight-a-step" : "one-a-step")", kernel: "speech-band filter + Σ y²",
+                implementation: block ? "VoicePipe BiquadPair, eight samples a step (AVX2 + FMA)" : "VoicePipe BiquadPair, one sample a step",
+                data: "one 32 ms frame at 16 kHz, cache-hot", bytes: 1_024, samples: 512, rate: 16_000,
+                operations: max(captureSamples / 512, 1), reference: block ? "kernel/speech-band/one-a-step" : nil) { n in
+                for _ in 0..<n { BlackHole.consume(pair.sumOfSquares(meterFrame)) }
+            }
+        }
+
         // Base64: VoicePipe (buffer API and String/array API) against Foundation.
         var generator = SplitMix64(seed: 64)
         for (label, size) in [("640B", 640), ("1MiB", 1 << 20)] {

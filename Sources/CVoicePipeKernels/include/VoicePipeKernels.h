@@ -153,6 +153,33 @@ intptr_t vp_polyphase_fma_reference(const float *origin, const float *table, int
 void vp_room_convolve(const float *work, const float *reversedTaps, intptr_t tapCount, float *output, intptr_t count)
     __attribute__((swift_name("roomConvolve(work:reversedTaps:tapCount:output:count:)")));
 
+
+/// Samples a biquad pair's block kernel advances at once, and the rows of its matrix's columns.
+#define VP_BIQUAD_PAIR_BLOCK 8
+#define VP_BIQUAD_PAIR_ROWS 12
+
+/// Two second-order sections in series, each b0 b1 b2 a1 a2 (a0 = 1) in direct form I, and the
+/// matrix that advances them a block at a time. The state is six doubles: the first section's
+/// last two inputs and outputs (x1 x2 u1 u2, the input in full-scale units) and the second's
+/// last two outputs (y1 y2); the second section's inputs are the first's outputs.
+typedef struct __attribute__((swift_name("BiquadPairDesign"))) vp_biquad_pair {
+    double first[5];
+    double second[5];
+    /// columns[12·c + r]: row r (y0 … y7, then the first section's u6 and u7, then two zeros)
+    /// of a block whose input c is one and every other zero; inputs 0 … 7 are the block's
+    /// samples, 8 … 13 the state before it (x1 x2 u1 u2 y1 y2).
+    double columns[(VP_BIQUAD_PAIR_BLOCK + 6) * VP_BIQUAD_PAIR_ROWS];
+} vp_biquad_pair;
+
+/// Fills pair->columns from the sections' coefficients.
+void vp_biquad_pair_design(vp_biquad_pair *pair);
+/// Runs samples[n] / 32768 through both sections one at a time, updating `state`, and returns
+/// the sum of the squared outputs. Each section sums b0·x + b1·x1 + b2·x2 − a2·y2, then − a1·y1.
+double vp_biquad_pair_sum_squares(const vp_biquad_pair *pair, double *state, const int16_t *samples, intptr_t count);
+/// The same with the block matrix (AVX2 + FMA), eight samples at a time, and the remainder one
+/// at a time. It rounds differently (about one part in 10^15 of the result). Needs AVX2.
+double vp_biquad_pair_sum_squares_avx2(const vp_biquad_pair *pair, double *state, const int16_t *samples, intptr_t count);
+
 #pragma clang assume_nonnull end
 
 #endif

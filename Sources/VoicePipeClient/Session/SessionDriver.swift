@@ -667,14 +667,23 @@ public final class SessionDriver: @unchecked Sendable {
     /// (a text sent, playback drained) queue their actions after the rest, so a later
     /// `scheduleTick` always wins over an earlier one, as the machine intends.
     private func apply(_ actions: [SessionAction]) {
-        pendingActions.append(contentsOf: actions)
-        guard !applying else { return }
-        applying = true
-        while !pendingActions.isEmpty {
-            perform(pendingActions.removeFirst())
+        guard !applying else {
+            pendingActions.append(contentsOf: actions)
+            return
         }
+        applying = true
+        for action in actions { perform(action) }
+        // What carrying those out queued, oldest first, and what that queues in turn (walked by
+        // index: taking each from the front moved the rest, 184 bytes an action).
+        var next = 0
+        while next < pendingActions.count {
+            let action = pendingActions[next]
+            next += 1
+            perform(action)
+        }
+        pendingActions.removeAll(keepingCapacity: true)
         applying = false
-        status = machine.status
+        status = machine.currentStatus()
     }
 
     private func perform(_ action: SessionAction) {

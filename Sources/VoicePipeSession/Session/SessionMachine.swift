@@ -25,7 +25,9 @@ public struct SessionMachine: Sendable {
         /// `awaitingClose`: this side closed the transport, whose closing report is expected.
         case disconnected(awaitingClose: Bool)
         /// `reconnection`: the session is away between connections (a drop is being replaced).
-        case connecting(since: SessionInstant, reconnection: Reconnection?)
+        /// Boxed: a reconnection holds a voice gate (over 600 bytes), and the enum is as large
+        /// as its largest case, which every event's look at the state would copy.
+        indirect case connecting(since: SessionInstant, reconnection: Reconnection?)
         case live(LiveConnection, LivePhase)
         case error(SessionFailure, awaitingClose: Bool)
         /// Only inside an event that took the live payload out to change it in place (no copy on write).
@@ -606,21 +608,24 @@ public struct SessionMachine: Sendable {
             if let resuming = reconnection?.resumingSince { return resuming + configuration.reconnect.resumptionWait }
             return reconnection?.retryAt ?? since + configuration.connectTimeout
         case .live(let live, let phase):
-            var deadlines = [SessionInstant]()
+            // The earliest of the live timers, kept as it goes (an array for this cost an
+            // allocation on every event).
+            var earliest: SessionInstant?
+            func consider(_ deadline: SessionInstant) { earliest = min(earliest ?? deadline, deadline) }
             if let end = live.endDeadline(configuration) {
-                deadlines.append(end)
+                consider(end)
             } else {
-                deadlines.append(live.keepAliveDue(configuration))
+                consider(live.keepAliveDue(configuration))
                 if let wait = endOfInputDeadline(live, phase) {
-                    deadlines.append(wait)
+                    consider(wait)
                 } else if let reply = replyDeadline(live, phase) {
-                    deadlines.append(reply.deadline)
+                    consider(reply.deadline)
                 }
-                if let retry = texts.retryAt, live.rotation == nil { deadlines.append(retry) }
+                if let retry = texts.retryAt, live.rotation == nil { consider(retry) }
             }
-            if case .speaking(let reply) = phase, let drained = reply.drainedAt { deadlines.append(drained + configuration.playbackGap) }
-            if let due = live.rotationDue(configuration), isQuietAndReady(live, phase) { deadlines.append(due) }
-            return deadlines.min()
+            if case .speaking(let reply) = phase, let drained = reply.drainedAt { consider(drained + configuration.playbackGap) }
+            if let due = live.rotationDue(configuration), isQuietAndReady(live, phase) { consider(due) }
+            return earliest
         case .disconnected, .error, .modifying:
             return nil
         }

@@ -25,6 +25,11 @@ extension SessionMachine {
     /// most ``ReconnectPolicy/holdLimit``'s worth): the audio a session holds.
     public var samplesKeptForResending: Int { deliveries.recentSamples }
 
+    /// ``status``, read in place: an owner that keeps the machine in a class property (a driver)
+    /// reads a getter from a copy of the whole machine, a retain and a release of each of its
+    /// arrays, after every event; a mutating call borrows the property instead.
+    public mutating func currentStatus() -> Status { status }
+
     /// ``Status`` as of now.
     public var status: Status {
         switch current {
