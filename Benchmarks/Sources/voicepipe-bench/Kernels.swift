@@ -160,7 +160,7 @@ final class KernelBenchmark {
                 implementation: block ? "VoicePipe BiquadPair, eight samples a step (AVX2 + FMA)" : "VoicePipe BiquadPair, one sample a step",
                 data: "one 32 ms frame at 16 kHz, cache-hot", bytes: 1_024, samples: 512, rate: 16_000,
                 operations: max(captureSamples / 512, 1), reference: block ? "kernel/speech-band/one-a-step" : nil) { n in
-                for _ in 0..<n { BlackHole.consume(pair.sumOfSquares(meterFrame)) }
+                for _ in 0..<n { BlackHole.consume(Float(pair.sumOfSquares(meterFrame))) }
             }
         }
 
