@@ -16,7 +16,7 @@ static inline double section(const double c[5], double x, double x1, double x2, 
 }
 
 /// One sample through both sections, updating the state; returns the second section's output.
-static inline double pair_step(const vp_biquad_pair *pair, double state[6], double x) {
+static inline double pair_step(const vp_biquad_pair *pair, double *state, double x) {
     const double u = section(pair->first, x, state[0], state[1], state[2], state[3]);
     const double y = section(pair->second, u, state[2], state[3], state[4], state[5]);
     state[1] = state[0];
@@ -45,7 +45,7 @@ void vp_biquad_pair_design(vp_biquad_pair *pair) {
     }
 }
 
-double vp_biquad_pair_sum_squares(const vp_biquad_pair *pair, double state[6], const int16_t *samples, intptr_t count) {
+double vp_biquad_pair_sum_squares(const vp_biquad_pair *pair, double *state, const int16_t *samples, intptr_t count) {
     double sum = 0;
     for (intptr_t n = 0; n < count; n++) {
         const double y = pair_step(pair, state, (double)samples[n] / 32768.0);
@@ -59,7 +59,7 @@ double vp_biquad_pair_sum_squares(const vp_biquad_pair *pair, double state[6], c
 
 #define VP_AVX2 __attribute__((target("avx2,fma")))
 
-VP_AVX2 double vp_biquad_pair_sum_squares_avx2(const vp_biquad_pair *pair, double state[6], const int16_t *samples, intptr_t count) {
+VP_AVX2 double vp_biquad_pair_sum_squares_avx2(const vp_biquad_pair *pair, double *state, const int16_t *samples, intptr_t count) {
     const double *m = pair->columns;
     // Rows y0…y3, y4…y7 and (u6, u7, 0, 0) of each column.
 #define COLUMN(c, part) _mm256_loadu_pd(m + VP_BIQUAD_PAIR_ROWS * (c) + 4 * (part))
@@ -124,7 +124,7 @@ VP_AVX2 double vp_biquad_pair_sum_squares_avx2(const vp_biquad_pair *pair, doubl
 #else
 
 // Not x86-64: never chosen (vp_cpu_supports_avx2_fma() is 0); the reference keeps the symbol.
-double vp_biquad_pair_sum_squares_avx2(const vp_biquad_pair *pair, double state[6], const int16_t *samples, intptr_t count) {
+double vp_biquad_pair_sum_squares_avx2(const vp_biquad_pair *pair, double *state, const int16_t *samples, intptr_t count) {
     return vp_biquad_pair_sum_squares(pair, state, samples, count);
 }
 

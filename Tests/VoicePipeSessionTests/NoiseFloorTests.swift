@@ -38,6 +38,20 @@ struct NoiseFloorTests {
         #expect(abs(10 * Elementary.log10(squares / 4_096) - one) < 1e-9)
     }
 
+    /// Eight samples a step (where the CPU has AVX2 and FMA) or one: the gate reads the same
+    /// levels, frame by frame, to a billionth of a decibel.
+    @Test(.enabled(if: BiquadPair.blockKernelAvailable, "this CPU has no AVX2 and FMA"))
+    func theBlockKernelReadsTheSameLevelsAsOneSampleAStep() {
+        let signal = Signals.int16(Signals.pinkNoise(rms: 0.05, frames: 16_000, seed: 5))
+        var block = SpeechBandMeter(usesBlockKernel: true)
+        var single = SpeechBandMeter(usesBlockKernel: false)
+        for start in stride(from: 0, to: signal.count, by: 500) {
+            let frame = signal[start..<min(start + 500, signal.count)]
+            let (a, b) = (block.measure(frame, sampleRate: 16_000), single.measure(frame, sampleRate: 16_000))
+            #expect(abs(a - b) < 1e-9, "frame at \(start): \(a) against \(b) dBFS")
+        }
+    }
+
     @Test func silenceAndEmptyFramesReadMinusInfinity() {
         var meter = SpeechBandMeter()
         #expect(meter.measure([Int16](repeating: 0, count: 512), sampleRate: 16_000) == -.infinity)

@@ -71,12 +71,14 @@ public struct BiquadPair: Sendable, Hashable {
         hasher.combine(first)
         hasher.combine(second)
         hasher.combine(usesBlockKernel)
+        // The last input and output stand for the state: values that are equal hash alike.
         hasher.combine(state.0)
         hasher.combine(state.4)
     }
 
     /// The C struct the kernels read, allocated once and never changed after ``init``.
     private final class Design: Sendable {
+        // Safety: written only in init; the kernels only read it after.
         nonisolated(unsafe) let pair: UnsafeMutablePointer<BiquadPairDesign>
 
         init(_ first: Section, _ second: Section) {

@@ -70,7 +70,8 @@ struct LiveConnection: Sendable {
     }
 
     subscript<Value>(dynamicMember field: WritableKeyPath<Fields, Value>) -> Value {
-        get { storage.fields[keyPath: field] }
+        // Lent, not copied: reading `live.gate.isOpen` must not copy the gate and its arrays.
+        _read { yield storage.fields[keyPath: field] }
         _modify {
             if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
             yield &storage.fields[keyPath: field]

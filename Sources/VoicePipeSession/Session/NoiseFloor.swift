@@ -9,7 +9,7 @@ import VoicePipeCore
 ///
 /// Implementation notes: a second-order Butterworth high-pass at 300 Hz and low-pass at 3 400 Hz
 /// (RBJ biquads in direct form I, in Double: ``BiquadPair``, eight samples at a time where the
-/// CPU has AVX2), designed for the rate of the frames and redesigned (state cleared) when that
+/// CPU has AVX2 and FMA), designed for the rate of the frames and redesigned (state cleared) when that
 /// rate changes.
 public struct SpeechBandMeter: Sendable, Hashable {
     /// The band's lower and upper edges in hertz.
@@ -20,7 +20,7 @@ public struct SpeechBandMeter: Sendable, Hashable {
     private var filter: BiquadPair?
 
     /// - Parameter usesBlockKernel: the pair's eight-sample kernel where the CPU runs it (the
-    ///   default); false runs it one sample at a time (for tests that compare the two).
+    ///   default); false runs it one sample at a time, as on a CPU without AVX2 and FMA.
     public init(usesBlockKernel: Bool = BiquadPair.blockKernelAvailable) {
         self.usesBlockKernel = usesBlockKernel
     }
@@ -44,12 +44,15 @@ public struct SpeechBandMeter: Sendable, Hashable {
 
     private mutating func design(for rate: SampleRate) {
         sampleRate = rate
-        filter = rate == .capture ? Self.captureRateFilters[usesBlockKernel ? 1 : 0] : Self.filter(for: rate, usesBlockKernel: usesBlockKernel)
+        filter = rate == .capture
+            ? Self.captureRateFilters[usesBlockKernel ? 1 : 0]
+            : Self.filter(for: rate, usesBlockKernel: usesBlockKernel)
     }
 
-    /// The capture rate's filters (16 kHz, the rate nearly every meter runs at) (one sample or eight at a time), designed once and shared by
-    /// every meter: their block matrix (1.4 KB) is read on every frame of every session, and one
-    /// copy stays in cache where one per session would not.
+    /// The filters for the 16 kHz capture rate, where nearly every meter runs, one sample and eight
+    /// at a time: designed once and shared by every meter, because their block matrix (1.4 KB) is
+    /// read on every frame of every session, and one copy stays in cache where one per session
+    /// would not.
     private static let captureRateFilters = [false, true].map { filter(for: .capture, usesBlockKernel: $0) }
 
     private static func filter(for rate: SampleRate, usesBlockKernel: Bool) -> BiquadPair {

@@ -28,7 +28,7 @@ extension SessionMachine {
     /// ``status``, read in place: an owner that keeps the machine in a class property (a driver)
     /// reads a getter from a copy of the whole machine, a retain and a release of each of its
     /// arrays, after every event; a mutating call borrows the property instead.
-    public mutating func currentStatus() -> Status { status }
+    package mutating func currentStatus() -> Status { status }
 
     /// ``Status`` as of now.
     public var status: Status {
