@@ -35,8 +35,9 @@ public struct BiquadPair: Sendable, Hashable {
     /// Whether this CPU runs the eight-sample kernel (AVX2 and FMA).
     public static let blockKernelAvailable = vp_cpu_supports_avx2_fma() != 0
 
-    public let first: Section
-    public let second: Section
+    /// The sections, in the order the samples pass them.
+    public var first: Section { design.first }
+    public var second: Section { design.second }
     /// Whether ``sumOfSquares(_:)`` uses the eight-sample kernel.
     public let usesBlockKernel: Bool
     /// The coefficients and block matrix, shared by copies (1.4 KB, made once per design).
@@ -46,8 +47,6 @@ public struct BiquadPair: Sendable, Hashable {
 
     /// - Parameter usesBlockKernel: the eight-sample kernel; ignored (false) where the CPU lacks it.
     public init(_ first: Section, _ second: Section, usesBlockKernel: Bool = BiquadPair.blockKernelAvailable) {
-        self.first = first
-        self.second = second
         self.usesBlockKernel = usesBlockKernel && Self.blockKernelAvailable
         design = Design(first, second)
     }
@@ -76,12 +75,16 @@ public struct BiquadPair: Sendable, Hashable {
         hasher.combine(state.4)
     }
 
-    /// The C struct the kernels read, allocated once and never changed after ``init``.
+    /// The sections and the C struct the kernels read, made once and never changed after ``init``.
     private final class Design: Sendable {
+        let first: Section
+        let second: Section
         // Safety: written only in init; the kernels only read it after.
         nonisolated(unsafe) let pair: UnsafeMutablePointer<BiquadPairDesign>
 
         init(_ first: Section, _ second: Section) {
+            self.first = first
+            self.second = second
             pair = .allocate(capacity: 1)
             pair.initialize(to: BiquadPairDesign())
             pair.pointee.first = first.coefficients

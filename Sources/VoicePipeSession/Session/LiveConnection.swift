@@ -112,10 +112,12 @@ struct LiveConnection: Sendable {
 
     /// After the input ended: when the wait for the last reply runs out, counted from the later
     /// of the input's end and the runtime's last progress, and never more than the end wait's
-    /// cap past the allowance.
-    func endOfInputDeadline(inputEndedAt: SessionInstant?, allowance: Duration, _ configuration: SessionConfiguration) -> SessionInstant? {
+    /// cap past the allowance. The allowance is worked out only then: this is asked on every
+    /// captured frame, long before the input ends.
+    func endOfInputDeadline(inputEndedAt: SessionInstant?, turns: [TurnRecord], _ configuration: SessionConfiguration) -> SessionInstant? {
         guard let inputEndedAt, self.endSentAt == nil else { return nil }
-        return min(max(inputEndedAt, self.lastProgressAt) + allowance, inputEndedAt + allowance + configuration.maximumEndWait)
+        let wait = allowance(turns, configuration)
+        return min(max(inputEndedAt, self.lastProgressAt) + wait, inputEndedAt + wait + configuration.maximumEndWait)
     }
 
     /// The oldest ended turn with no reply event yet, and when its wait runs out: counted from

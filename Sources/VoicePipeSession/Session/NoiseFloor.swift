@@ -31,7 +31,7 @@ public struct SpeechBandMeter: Sendable, Hashable {
     ///   - sampleRate: their rate; the band's upper edge is kept below 45 % of it.
     /// - Returns: 10·log10 of the mean square of the filtered frame; −∞ for an empty or silent frame.
     public mutating func measure(_ samples: UnsafeBufferPointer<Int16>, sampleRate: SampleRate) -> Double {
-        if self.sampleRate != sampleRate || filter == nil { design(for: sampleRate) }
+        if self.sampleRate != sampleRate { design(for: sampleRate) }
         guard let sum = filter?.sumOfSquares(samples), !samples.isEmpty, sum > 0 else { return -.infinity }
         return 10 * Elementary.log10(sum / Double(samples.count))
     }

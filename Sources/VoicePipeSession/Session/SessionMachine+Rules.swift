@@ -91,10 +91,8 @@ extension SessionMachine {
     }
 
     func endOfInputDeadline(_ live: LiveConnection, _ phase: LivePhase) -> SessionInstant? {
-        // Before the input ends (every captured frame) there is no allowance to work out.
-        guard inputEndedAt != nil, !live.isEnding else { return nil }
         if case .speaking = phase { return nil }
-        return live.endOfInputDeadline(inputEndedAt: inputEndedAt, allowance: live.allowance(ledger.turns, configuration), configuration)
+        return live.endOfInputDeadline(inputEndedAt: inputEndedAt, turns: ledger.turns, configuration)
     }
 
     func replyDeadline(_ live: LiveConnection, _ phase: LivePhase) -> (turn: Int, deadline: SessionInstant)? {
